@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "commands.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include "cpu_list.h"
+#include "oplog.h"
+#include "progress.h"
+#include "report.h"
+#include "restore.h"
+#include "runner.h"
+#include "schedule.h"
+#include "sim_cpu_control.h"
+#include "topology.h"
+
+namespace cpuhp {
+namespace {
+
+int64_t RealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t RandomSeed() {
+  uint64_t seed = 0;
+  if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+    seed = static_cast<uint64_t>(RealtimeNs()) ^ static_cast<uint64_t>(getpid());
+  return seed;
+}
+
+uint64_t MaxRssKib() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_maxrss);
+}
+
+std::string DirOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The CPUs the config selects, all of them present and hotpluggable.
+bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::vector<int>* out,
+                std::string* err) {
+  if (cfg.cpus == "all") {
+    *out = topo.hotpluggable;
+    if (out->empty()) {
+      *err = "/cpus: no hotpluggable CPU under " + ctl->Describe() +
+             " (no cpuN/online file; is CONFIG_HOTPLUG_CPU set?)";
+      return false;
+    }
+    return true;
+  }
+  std::string perr;
+  if (!ParseCpuList(cfg.cpus, out, &perr)) {
+    *err = "/cpus: " + perr;
+    return false;
+  }
+  if (out->empty()) {
+    *err = "/cpus: empty CPU list";
+    return false;
+  }
+  for (int cpu : *out) {
+    if (!std::binary_search(topo.present.begin(), topo.present.end(), cpu)) {
+      *err = "/cpus: CPU " + std::to_string(cpu) +
+             " does not exist (present: " + FormatCpuList(topo.present) + ")";
+      return false;
+    }
+    if (!topo.IsHotpluggable(cpu)) {
+      *err = "/cpus: CPU " + std::to_string(cpu) + " cannot be hotplugged (no " + ctl->Describe() +
+             "/cpu" + std::to_string(cpu) +
+             "/online; hotpluggable: " + FormatCpuList(topo.hotpluggable) + ")";
+      return false;
+    }
+  }
+  return true;
+}
+
+// A run cannot write its report: find out before any CPU is touched.
+bool CheckWritableDir(const std::string& file, std::string* err) {
+  std::string probe = DirOf(file) + "/.cpuhp-stress-probe." + std::to_string(getpid());
+  FILE* f = fopen(probe.c_str(), "we");
+  if (!f) {
+    *err = file + ": cannot write here: " + strerror(errno);
+    return false;
+  }
+  fclose(f);
+  unlink(probe.c_str());
+  return true;
+}
+
+OnlineState StateFrom(const Topology& topo) {
+  OnlineState s;
+  s.online.assign(static_cast<size_t>(topo.max_cpu + 1), 0);
+  for (int cpu : topo.online)
+    if (cpu <= topo.max_cpu)
+      s.Set(cpu, true);
+  return s;
+}
+
+// Puts back a mask left by a run that did not finish.
+bool RestoreStale(StateDir* dir, std::FILE* out, std::string* err) {
+  SavedState saved;
+  if (!dir->Read(&saved, err))
+    return false;
+  spdlog::warn("{}: a run (pid {}, started {}) did not finish: restoring online mask {} first",
+               dir->state_path(), saved.pid, saved.started_at,
+               FormatCpuList(saved.online_at_start));
+  auto ctl = NewSysfsCpuControl(saved.sysfs_root);
+  RestoreResult r = RestoreMask(ctl.get(), saved.controlled, saved.online_at_start);
+  if (!r.ok) {
+    *err = dir->state_path() + ": restore failed: " + r.failures.front();
+    return false;
+  }
+  std::fprintf(out, "restored online mask %s from %s (%d writes)\n",
+               FormatCpuList(saved.online_at_start).c_str(), dir->state_path().c_str(), r.writes);
+  return dir->Remove(err);
+}
+
+}  // namespace
+
+int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FILE* out) {
+  Config cfg = cfg_in;
+  const uint64_t seed = cfg.seed ? *cfg.seed : RandomSeed();
+  cfg.seed = seed;
+  const bool sim = cfg.backend == "sim";
+  std::string err;
+  auto fail = [&](int code, const std::string& msg) {
+    spdlog::error("{}", msg);
+    return code;
+  };
+
+  std::unique_ptr<CpuControl> ctl;
+  if (sim)
+    ctl = std::make_unique<SimCpuControl>(cfg.sim, seed);
+  else
+    ctl = NewSysfsCpuControl(cfg.sysfs_root);
+
+  // State directory first: a dead run's mask is restored before we look.
+  std::unique_ptr<StateDir> state_dir;
+  if (!sim) {
+    state_dir = std::make_unique<StateDir>(ResolveStateDir(cfg));
+    if (!state_dir->Lock(&err))
+      return fail(kExitBadInput, err);
+    if (state_dir->HasState() && !RestoreStale(state_dir.get(), out, &err))
+      return fail(kExitFailed, err);
+  }
+
+  Topology topo;
+  if (!DiscoverTopology(ctl.get(), &topo, &err))
+    return fail(kExitBadInput, err);
+  std::vector<int> selected;
+  if (!SelectCpus(cfg, topo, ctl.get(), &selected, &err))
+    return fail(kExitBadInput, err);
+  if (cfg.min_online >= static_cast<int>(topo.present.size())) {
+    return fail(kExitBadInput, "/min_online: " + std::to_string(cfg.min_online) +
+                                   " leaves no CPU to take offline: " +
+                                   std::to_string(topo.present.size()) + " CPUs are present");
+  }
+  OnlineState state = StateFrom(topo);
+  ScheduleParams params{cfg.pattern, selected, cfg.min_online, seed, cfg.sweep};
+  std::unique_ptr<Schedule> schedule = NewSchedule(params, state, &err);
+  if (!schedule)
+    return fail(kExitBadInput, err);
+  if (!CheckWritableDir(cfg.report, &err))
+    return fail(kExitBadInput, err);
+  OpLog oplog;
+  if (!cfg.oplog.empty() && !oplog.Open(cfg.oplog, &err))
+    return fail(kExitBadInput, err);
+
+  const int64_t started_real_ns = RealtimeNs();
+  if (state_dir) {
+    SavedState saved{getpid(),       ReadBootId(), FormatUtc(started_real_ns),
+                     cfg.sysfs_root, topo.online,  selected};
+    if (!state_dir->Write(saved, &err))
+      return fail(kExitBadInput, err);
+  }
+  spdlog::info("{} pattern on CPUs {} of {} ({} online), seed {}", PatternName(cfg.pattern),
+               FormatCpuList(selected), ctl->Describe(), topo.online.size(), seed);
+
+  RunStats stats(topo.max_cpu + 1);
+  const bool tty = isatty(STDERR_FILENO);
+  ProgressLine progress(
+      cfg.progress == ProgressMode::kAlways || (cfg.progress == ProgressMode::kAuto && tty),
+      cfg.iterations, cfg.duration_ns);
+  Runner runner(ctl.get(), schedule.get(), state, &stats, {}, oplog.is_open() ? &oplog : nullptr,
+                RunLimits{cfg.iterations, cfg.duration_ns, cfg.stop_on_error, cfg.interval_ns});
+  const uint64_t t0 = MonotonicClock()->NowNs();
+  RunOutcome outcome = runner.Run(stop, [&] { progress.Update(stats); });
+  const uint64_t elapsed_ns = MonotonicClock()->NowNs() - t0;
+  progress.Finish();
+
+  // Put the mask back before anything else can fail.
+  RestoreResult restored = RestoreMask(ctl.get(), selected, topo.online);
+  if (restored.ok && state_dir && !state_dir->Remove(&err))
+    spdlog::error("{}", err);
+  if (!restored.ok)
+    spdlog::error("restore of online mask {} failed: {}; run `cpuhp-stress restore`",
+                  FormatCpuList(topo.online), restored.failures.front());
+  bool log_ok = true;
+  if (oplog.is_open() && !oplog.Close(&err)) {
+    spdlog::error("{}", err);
+    log_ok = false;
+  }
+  if (outcome.stop_reason == "fatal" || outcome.stop_reason == "error")
+    spdlog::error("run stopped: {}", outcome.message);
+  else if (outcome.stop_reason == "signal")
+    spdlog::warn("run stopped by {}", outcome.message);
+
+  ReportInputs in;
+  in.config = ConfigToJson(cfg);
+  in.host = CollectHostInfo(topo);
+  in.cpus = {{"selected", FormatCpuList(selected)},
+             {"backend", ctl->Describe()},
+             {"topology", TopologyToJson(topo)},
+             {"schedule", schedule->Describe()}};
+  in.seed = seed;
+  in.started_at = FormatUtc(started_real_ns);
+  in.ended_at = FormatUtc(RealtimeNs());
+  in.elapsed_ns = elapsed_ns;
+  in.stop_reason = outcome.stop_reason;
+  in.stats = &stats;
+  in.first_errors = runner.first_errors();
+  in.first_errors_dropped = runner.first_errors_dropped();
+  in.timing_sources = {{"write",
+                        {{"status", "ok"},
+                         {"clock", sim ? "simulated" : "CLOCK_MONOTONIC"},
+                         {"measures", "write(2) of 0/1 to cpuN/online"}}}};
+  in.restore = restored.ToJson(topo.online);
+  in.max_rss_kib = MaxRssKib();
+  nlohmann::json report = BuildReport(in);
+  std::fputs(HumanSummary(report).c_str(), out);
+  bool report_ok = WriteFileAtomic(cfg.report, report.dump(2) + "\n", &err);
+  if (!report_ok)
+    spdlog::error("{}", err);
+  else
+    std::fprintf(out, "report: %s\n", cfg.report.c_str());
+
+  const bool failed = stats.failed_ops() || stats.readback_mismatches() || !restored.ok ||
+                      !report_ok || !log_ok || outcome.stop_reason == "fatal" ||
+                      outcome.stop_reason == "error";
+  return failed ? kExitFailed : kExitOk;
+}
+
+int RestoreCommand(const std::string& state_dir_path, std::FILE* out) {
+  StateDir dir(state_dir_path);
+  std::string err;
+  if (!dir.Lock(&err)) {
+    spdlog::error("{}", err);
+    return kExitFailed;
+  }
+  if (!dir.HasState()) {
+    std::fprintf(out, "nothing to restore: no %s\n", dir.state_path().c_str());
+    return kExitOk;
+  }
+  if (!RestoreStale(&dir, out, &err)) {
+    spdlog::error("{}", err);
+    return kExitFailed;
+  }
+  return kExitOk;
+}
+
+int ListCommand(const std::string& sysfs_root, std::FILE* out) {
+  auto ctl = NewSysfsCpuControl(sysfs_root);
+  Topology topo;
+  std::string err;
+  if (!DiscoverTopology(ctl.get(), &topo, &err)) {
+    spdlog::error("{}", err);
+    return kExitBadInput;
+  }
+  auto in = [](const std::vector<int>& v, int cpu) {
+    return std::binary_search(v.begin(), v.end(), cpu);
+  };
+  std::fprintf(out, "%5s  %-12s  %-7s  %-8s  %-9s\n", "cpu", "hotpluggable", "online", "isolated",
+               "nohz_full");
+  for (int cpu : topo.present) {
+    std::fprintf(out, "%5d  %-12s  %-7s  %-8s  %-9s\n", cpu,
+                 topo.IsHotpluggable(cpu) ? "yes" : "no", topo.IsOnline(cpu) ? "yes" : "no",
+                 in(topo.isolated, cpu) ? "yes" : "no",
+                 !topo.has_nohz_full_file  ? "-"
+                 : in(topo.nohz_full, cpu) ? "yes"
+                                           : "no");
+  }
+  std::fprintf(out, "present %s, online %s, hotpluggable %s\n", FormatCpuList(topo.present).c_str(),
+               FormatCpuList(topo.online).c_str(), FormatCpuList(topo.hotpluggable).c_str());
+  return kExitOk;
+}
+
+}  // namespace cpuhp

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+// RunCommand end to end over a fake sysfs tree: report written, mask
+// restored, state file gone; bad input touches nothing.
+#include "commands.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "fake_sysfs.h"
+#include "restore.h"
+
+namespace cpuhp {
+namespace {
+
+volatile sig_atomic_t g_no_stop = 0;
+
+class CommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/cpuhp-cmd.XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    cfg_.sysfs_root = fs_.root();
+    cfg_.state_dir = dir_ + "/state";
+    cfg_.report = dir_ + "/report.json";
+    cfg_.progress = ProgressMode::kNever;
+    cfg_.seed = 7;
+    out_ = std::tmpfile();
+  }
+  void TearDown() override {
+    std::fclose(out_);
+    std::filesystem::remove_all(dir_);
+  }
+  std::string Output() {
+    std::rewind(out_);
+    std::string s;
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), out_)) > 0)
+      s.append(buf, n);
+    return s;
+  }
+  nlohmann::json Report() {
+    std::ifstream f(cfg_.report);
+    return nlohmann::json::parse(f);
+  }
+  bool ReportExists() { return std::filesystem::exists(cfg_.report); }
+
+  FakeSysfs fs_{4};
+  std::string dir_;
+  Config cfg_;
+  std::FILE* out_;
+};
+
+TEST_F(CommandsTest, RunWritesAReportAndRestoresTheMask) {
+  fs_.Write("cpu3/online", "0\n");
+  fs_.Write("online", "0-2\n");
+  cfg_.iterations = 20;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  nlohmann::json r = Report();
+  EXPECT_EQ(r["schema_version"], 1);
+  EXPECT_EQ(r["seed"], 7);
+  EXPECT_EQ(r["totals"]["ops"], 20);
+  EXPECT_EQ(r["run"]["stop_reason"], "iterations");
+  EXPECT_EQ(r["cpus"]["selected"], "1-3");
+  EXPECT_EQ(r["restore"]["ok"], true);
+  // The starting mask is back: cpu3 offline as it was, the others online.
+  EXPECT_EQ(fs_.Online(1), '1');
+  EXPECT_EQ(fs_.Online(2), '1');
+  EXPECT_EQ(fs_.Online(3), '0');
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+  EXPECT_NE(Output().find("offline latency"), std::string::npos) << Output();
+}
+
+TEST_F(CommandsTest, SameSeedSameOperationLog) {
+  cfg_.pattern = Pattern::kRandom;
+  cfg_.iterations = 50;
+  auto ops = [&](const std::string& name) {
+    cfg_.oplog = dir_ + "/" + name;
+    EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk);
+    std::ifstream f(cfg_.oplog);
+    std::string seq, line;
+    int lines = 0;
+    while (std::getline(f, line)) {
+      nlohmann::json j = nlohmann::json::parse(line);
+      seq += j["dir"].get<std::string>() + std::to_string(j["cpu"].get<int>()) + " ";
+      ++lines;
+    }
+    EXPECT_EQ(lines, 50);
+    return seq;
+  };
+  std::string a = ops("a.jsonl");
+  EXPECT_EQ(a, ops("b.jsonl"));
+  EXPECT_EQ(Report()["config"]["seed"], 7);
+}
+
+TEST_F(CommandsTest, BadCpuSelectionTouchesNothing) {
+  for (const char* cpus : {"0", "9", "1-2,7"}) {
+    cfg_.cpus = cpus;
+    EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitBadInput) << cpus;
+    EXPECT_FALSE(ReportExists());
+    for (int c = 1; c < 4; ++c)
+      EXPECT_EQ(fs_.Online(c), '1');
+  }
+}
+
+TEST_F(CommandsTest, NoHotpluggableCpuIsBadInput) {
+  FakeSysfs one(1);
+  cfg_.sysfs_root = one.root();
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitBadInput);
+  EXPECT_FALSE(ReportExists());
+}
+
+TEST_F(CommandsTest, UnwritableReportDirectoryIsRefusedBeforeAnyOperation) {
+  cfg_.report = dir_ + "/missing/dir/report.json";
+  cfg_.oplog = dir_ + "/ops.jsonl";
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitBadInput);
+  EXPECT_FALSE(std::filesystem::exists(cfg_.oplog));
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+}
+
+TEST_F(CommandsTest, StaleStateFromADeadRunIsRestoredFirst) {
+  // A run died with cpu1 and cpu2 offline; its start mask was 0-3.
+  fs_.Write("cpu1/online", "0\n");
+  fs_.Write("cpu2/online", "0\n");
+  {
+    StateDir d(cfg_.state_dir);
+    std::string err;
+    ASSERT_TRUE(d.Lock(&err)) << err;
+    ASSERT_TRUE(d.Write({999999, "", "", fs_.root(), {0, 1, 2, 3}, {1, 2, 3}}, &err)) << err;
+  }
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, out_), kExitOk);
+  EXPECT_EQ(fs_.Online(1), '1');
+  EXPECT_EQ(fs_.Online(2), '1');
+  EXPECT_NE(Output().find("restored online mask 0-3"), std::string::npos) << Output();
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, out_), kExitOk);
+  EXPECT_NE(Output().find("nothing to restore"), std::string::npos);
+}
+
+TEST_F(CommandsTest, RunRestoresAStaleStateBeforeStarting) {
+  fs_.Write("cpu2/online", "0\n");
+  {
+    StateDir d(cfg_.state_dir);
+    std::string err;
+    ASSERT_TRUE(d.Lock(&err));
+    ASSERT_TRUE(d.Write({999999, "", "", fs_.root(), {0, 1, 2, 3}, {1, 2, 3}}, &err));
+  }
+  cfg_.iterations = 2;
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk);
+  EXPECT_NE(Output().find("restored online mask 0-3"), std::string::npos);
+  EXPECT_EQ(Report()["cpus"]["topology"]["online"], "0-3");
+}
+
+TEST_F(CommandsTest, SimBackendRunsWithoutSysfs) {
+  cfg_.backend = "sim";
+  cfg_.sysfs_root = "/nonexistent";
+  cfg_.pattern = Pattern::kSweep;
+  cfg_.sweep.cycles_per_level = 10;
+  cfg_.iterations = 0;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  nlohmann::json r = Report();
+  EXPECT_EQ(r["run"]["stop_reason"], "schedule_complete");
+  EXPECT_EQ(r["cpus"]["schedule"]["levels"], nlohmann::json({2, 4, 8}));
+  EXPECT_EQ(r["per_online_count"]["offline"].size() >= 3, true);
+}
+
+TEST_F(CommandsTest, ListShowsHotpluggableCpus) {
+  EXPECT_EQ(ListCommand(fs_.root(), out_), kExitOk);
+  std::string o = Output();
+  EXPECT_NE(o.find("    0  no "), std::string::npos) << o;
+  EXPECT_NE(o.find("hotpluggable 1-3"), std::string::npos) << o;
+  EXPECT_EQ(ListCommand("/nonexistent", out_), kExitBadInput);
+}
+
+}  // namespace
+}  // namespace cpuhp

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0
+// The run configuration: JSON files in configs/, then command-line overrides.
+// Every key is documented in configs/README.md. Validation is strict: an
+// unknown key, a wrong type or an out-of-range value is one error line that
+// names the key path ("/sweep/cycles_per_level: ...").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace cpuhp {
+
+enum class Pattern { kRoundRobin, kAll, kRandom, kSweep };
+const char* PatternName(Pattern p);
+bool ParsePattern(const std::string& s, Pattern* p);
+
+enum class ProgressMode { kAuto, kAlways, kNever };
+
+struct SweepConfig {
+  // Online-CPU counts to measure at, ascending. Empty means "auto": powers of
+  // two between the lowest and highest reachable level, plus the highest.
+  std::vector<int> levels;
+  int cycles_per_level = 100;  // offline+online cycles of the victim per level
+  int victim = -1;             // -1: the highest-numbered selected CPU
+};
+
+struct SimConfig {
+  int cpus = 8;                        // simulated CPUs; cpu0 has no online file
+  uint64_t offline_base_ns = 2000000;  // modeled offline latency at 1 online CPU
+  uint64_t offline_per_cpu_ns = 150000;
+  uint64_t online_base_ns = 1000000;
+  uint64_t online_per_cpu_ns = 100000;
+  double jitter = 0.2;      // +- fraction, seeded
+  double error_rate = 0.0;  // fraction of writes failing with EBUSY
+};
+
+struct Config {
+  Pattern pattern = Pattern::kRoundRobin;
+  std::string cpus = "all";      // kernel CPU list or "all" (every hotpluggable CPU)
+  int min_online = 1;            // never fewer online CPUs than this (>= 1)
+  uint64_t iterations = 1000;    // operations (writes to an online file); 0 = no limit
+  uint64_t duration_ns = 0;      // 0 = no limit; from "24h", "90m", "30s", "500ms"
+  std::optional<uint64_t> seed;  // absent: drawn at start and recorded
+  bool stop_on_error = false;
+  uint64_t interval_ns = 0;       // pause between operations
+  std::string backend = "sysfs";  // "sysfs" or "sim"
+  std::string sysfs_root = "/sys/devices/system/cpu";
+  std::string state_dir;  // empty: $STATE_DIRECTORY or /var/lib/cpuhp-stress
+  std::string report = "cpuhp-stress-report.json";
+  std::string oplog;  // JSON Lines file of every operation; empty: none
+  ProgressMode progress = ProgressMode::kAuto;
+  SweepConfig sweep;
+  SimConfig sim;
+};
+
+// Parses and validates a config document on top of `*cfg` (keys absent in the
+// document keep their current values). `source` names the file in errors.
+// Returns false with a one-line *err ("default.json: /min_online: expected an
+// integer from 1 to 8192, got -1").
+bool ApplyConfigJson(const nlohmann::json& doc, const std::string& source, Config* cfg,
+                     std::string* err);
+// Reads a file and applies it. Errors name the file (unreadable, not JSON with
+// line and column, or a validation error).
+bool LoadConfigFile(const std::string& path, Config* cfg, std::string* err);
+
+// The effective config as JSON (same keys as the files; seed as resolved).
+nlohmann::json ConfigToJson(const Config& cfg);
+
+// "24h", "90m", "30s", "500ms", "2h30m", "0". Returns false on bad syntax.
+bool ParseDuration(const std::string& text, uint64_t* ns, std::string* err);
+std::string FormatDuration(uint64_t ns);
+
+// The state directory to use: cfg.state_dir, else $STATE_DIRECTORY (first
+// entry), else /var/lib/cpuhp-stress.
+std::string ResolveStateDir(const Config& cfg);
+
+}  // namespace cpuhp

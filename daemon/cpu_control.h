@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0
+// Everything that touches /sys/devices/system/cpu goes through CpuControl
+// (ninja's DiskInterface): SysfsCpuControl for a real or fake tree rooted at
+// any path, SimCpuControl for an in-memory machine used by tests and benches.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cpuhp {
+
+// A monotonic clock in ns. The real one is CLOCK_MONOTONIC; the simulated
+// backend brings its own so that simulated runs are exactly reproducible.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual uint64_t NowNs() = 0;
+};
+
+// The system clock, CLOCK_MONOTONIC.
+Clock* MonotonicClock();
+
+class CpuControl {
+ public:
+  virtual ~CpuControl() = default;
+
+  // Where this control reads and writes, for messages and the report
+  // ("/sys/devices/system/cpu", "sim:8").
+  virtual std::string Describe() const = 0;
+
+  // Reads a top-level CPU list file ("present", "possible", "online",
+  // "isolated", "nohz_full"). A missing file is an error (ENOENT in *err_no).
+  virtual bool ReadList(const std::string& name, std::vector<int>* cpus, std::string* err,
+                        int* err_no = nullptr) = 0;
+
+  // Whether cpuN/online exists (cpu0 usually has none: not hotpluggable).
+  virtual bool HasOnlineFile(int cpu) = 0;
+
+  // Reads cpuN/online: 1 online, 0 offline, -1 on error (with *err).
+  virtual int ReadOnline(int cpu, std::string* err) = 0;
+
+  // Writes "1" or "0" to cpuN/online. Returns 0 or the errno of the write.
+  // This is the timed call: implementations do nothing else around it.
+  virtual int WriteOnline(int cpu, bool online) = 0;
+
+  // The clock the write is timed with.
+  virtual Clock* clock() { return MonotonicClock(); }
+};
+
+// The real sysfs (or a fake tree with the same layout under `root`).
+std::unique_ptr<CpuControl> NewSysfsCpuControl(const std::string& root);
+
+}  // namespace cpuhp

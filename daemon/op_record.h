@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0
+// One hotplug operation: what the schedule asks for and what happened.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace cpuhp {
+
+enum class Direction : uint8_t { kOffline = 0, kOnline = 1 };
+inline constexpr int kDirections = 2;
+
+inline std::string_view DirectionName(Direction d) {
+  return d == Direction::kOffline ? "offline" : "online";
+}
+
+// What the schedule asks for next.
+struct Operation {
+  int cpu = -1;
+  Direction dir = Direction::kOffline;
+};
+
+// What happened. Times are CLOCK_MONOTONIC nanoseconds (or the simulated
+// clock's, with the sim backend).
+struct OpRecord {
+  uint64_t index = 0;  // 0-based position in the run
+  int cpu = -1;
+  Direction dir = Direction::kOffline;
+  uint64_t start_ns = 0;     // just before the write(2)
+  uint64_t duration_ns = 0;  // the write(2) alone
+  int err = 0;               // errno of the write, 0 on success
+  int online_before = 0;     // online CPUs (whole system) before the write
+  bool readback_ok = true;   // the online file reads back what we expect
+};
+
+}  // namespace cpuhp

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "oplog.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cinttypes>
+
+#include "errno_name.h"
+
+namespace cpuhp {
+namespace {
+
+constexpr size_t kBufferBytes = 1 << 20;
+
+int FormatLine(const OpRecord& r, char* out, size_t size) {
+  int n = snprintf(out, size,
+                   "{\"i\":%" PRIu64 ",\"cpu\":%d,\"dir\":\"%s\",\"start_ns\":%" PRIu64
+                   ",\"duration_ns\":%" PRIu64 ",\"errno\":%d",
+                   r.index, r.cpu, r.dir == Direction::kOffline ? "offline" : "online", r.start_ns,
+                   r.duration_ns, r.err);
+  if (r.err != 0)
+    n += snprintf(out + n, size - static_cast<size_t>(n), ",\"error\":\"%s\"",
+                  ErrnoName(r.err).c_str());
+  n += snprintf(out + n, size - static_cast<size_t>(n),
+                ",\"online_before\":%d,\"readback_ok\":%s}\n", r.online_before,
+                r.readback_ok ? "true" : "false");
+  return n;
+}
+
+}  // namespace
+
+OpLog::~OpLog() {
+  std::string ignored;
+  Close(&ignored);
+}
+
+bool OpLog::Open(const std::string& path, std::string* err) {
+  f_ = std::fopen(path.c_str(), "we");
+  if (!f_) {
+    *err = path + ": cannot open operation log: " + strerror(errno);
+    return false;
+  }
+  path_ = path;
+  buf_ = new char[kBufferBytes];
+  setvbuf(f_, buf_, _IOFBF, kBufferBytes);
+  return true;
+}
+
+bool OpLog::Append(const OpRecord& rec, std::string* err) {
+  char line[320];
+  int n = FormatLine(rec, line, sizeof(line));
+  if (std::fwrite(line, 1, static_cast<size_t>(n), f_) != static_cast<size_t>(n)) {
+    *err = path_ + ": write: " + strerror(errno);
+    return false;
+  }
+  return true;
+}
+
+bool OpLog::Close(std::string* err) {
+  if (!f_)
+    return true;
+  bool ok = std::fflush(f_) == 0;
+  if (!ok)
+    *err = path_ + ": write: " + strerror(errno);
+  if (ok && fsync(fileno(f_)) != 0 && errno != EINVAL) {
+    *err = path_ + ": fsync: " + strerror(errno);
+    ok = false;
+  }
+  if (std::fclose(f_) != 0 && ok) {
+    *err = path_ + ": close: " + strerror(errno);
+    ok = false;
+  }
+  f_ = nullptr;
+  delete[] buf_;
+  buf_ = nullptr;
+  return ok;
+}
+
+std::string OpLog::Format(const OpRecord& rec) {
+  char line[320];
+  int n = FormatLine(rec, line, sizeof(line));
+  return std::string(line, static_cast<size_t>(n - 1));
+}
+
+}  // namespace cpuhp

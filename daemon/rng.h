@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+// xoshiro256** seeded through splitmix64: the same sequence on every libc and
+// compiler (std:: distributions are not portable), and a 4-word state that a
+// checkpoint can save.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace cpuhp {
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed = 0) { Seed(seed); }
+
+  void Seed(uint64_t seed) {
+    for (auto& w : s_) {
+      seed += 0x9e3779b97f4a7c15ull;
+      uint64_t z = seed;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      w = z ^ (z >> 31);
+    }
+  }
+
+  uint64_t Next() {
+    const uint64_t result = Rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = Rotl(s_[3], 45);
+    return result;
+  }
+
+  // Uniform in [0, n), unbiased (Lemire). n > 0.
+  uint64_t Below(uint64_t n) {
+    __uint128_t m = static_cast<__uint128_t>(Next()) * n;
+    uint64_t low = static_cast<uint64_t>(m);
+    if (low < n) {
+      const uint64_t threshold = -n % n;
+      while (low < threshold) {
+        m = static_cast<__uint128_t>(Next()) * n;
+        low = static_cast<uint64_t>(m);
+      }
+    }
+    return static_cast<uint64_t>(m >> 64);
+  }
+
+  // Uniform in [0, 1).
+  double Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+
+  const std::array<uint64_t, 4>& state() const { return s_; }
+  void set_state(const std::array<uint64_t, 4>& s) { s_ = s; }
+
+ private:
+  static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  std::array<uint64_t, 4> s_;
+};
+
+}  // namespace cpuhp

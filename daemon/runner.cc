@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "runner.h"
+
+#include <string.h>
+#include <time.h>
+
+namespace cpuhp {
+
+RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<void()>& tick) {
+  RunOutcome out;
+  Clock* wall = MonotonicClock();
+  Clock* clock = ctl_->clock();
+  const uint64_t started_ns = wall->NowNs();
+  uint64_t next_tick_ns = started_ns;
+  std::string err;
+
+  for (uint64_t index = 0;; ++index) {
+    if (*stop) {
+      out.stop_reason = "signal";
+      out.message = strsignal(*stop);
+      break;
+    }
+    if (limits_.iterations && index >= limits_.iterations) {
+      out.stop_reason = "iterations";
+      break;
+    }
+    const uint64_t now_ns = wall->NowNs();
+    if (limits_.duration_ns && now_ns - started_ns >= limits_.duration_ns) {
+      out.stop_reason = "duration";
+      break;
+    }
+    if (tick && now_ns >= next_tick_ns) {
+      tick();
+      next_tick_ns = now_ns + 100000000ull;
+    }
+    std::optional<Operation> op = schedule_->Next(state_);
+    if (!op) {
+      out.stop_reason = schedule_->error().empty() ? "schedule_complete" : "error";
+      out.message = schedule_->error();
+      break;
+    }
+
+    const bool want_online = op->dir == Direction::kOnline;
+    OpRecord rec;
+    rec.index = index;
+    rec.cpu = op->cpu;
+    rec.dir = op->dir;
+    rec.online_before = state_.count;
+    for (TimingSource* s : sources_)
+      s->OpBegin(*op, index);
+    rec.start_ns = clock->NowNs();
+    rec.err = ctl_->WriteOnline(op->cpu, want_online);
+    rec.duration_ns = clock->NowNs() - rec.start_ns;
+
+    // The file must read back the new value after a successful write and the
+    // old one after a failed write; what it reads is the truth from here on.
+    const bool expected = rec.err == 0 ? want_online : state_.IsOnline(op->cpu);
+    const int now_online = ctl_->ReadOnline(op->cpu, &err);
+    rec.readback_ok = now_online == static_cast<int>(expected);
+    state_.Set(op->cpu, now_online >= 0 ? now_online == 1 : expected);
+
+    for (auto it = sources_.rbegin(); it != sources_.rend(); ++it)
+      (*it)->OpEnd(rec);
+    stats_->Add(rec);
+    ++out.ops;
+    if (rec.err != 0 || !rec.readback_ok) {
+      if (first_errors_.size() < kMaxFirstErrors)
+        first_errors_.push_back(rec);
+      else
+        ++first_errors_dropped_;
+    }
+    if (oplog_ && oplog_->is_open() && !oplog_->Append(rec, &err)) {
+      out.stop_reason = "fatal";
+      out.message = err;
+      break;
+    }
+    if (limits_.stop_on_error && (rec.err != 0 || !rec.readback_ok)) {
+      out.stop_reason = "error";
+      out.message = "cpu" + std::to_string(rec.cpu) + " " + std::string(DirectionName(rec.dir)) +
+                    (rec.err ? ": write failed: " + std::string(strerror(rec.err))
+                             : ": online file reads back the wrong value");
+      break;
+    }
+    if (limits_.interval_ns) {
+      timespec ts = {static_cast<time_t>(limits_.interval_ns / 1000000000ull),
+                     static_cast<long>(limits_.interval_ns % 1000000000ull)};
+      clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
+    }
+  }
+  if (tick)
+    tick();
+  return out;
+}
+
+}  // namespace cpuhp

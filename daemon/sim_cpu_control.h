@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0
+// An in-memory machine with the semantics of /sys/devices/system/cpu: cpu0
+// has no online file, the last online CPU refuses to go offline (EBUSY),
+// writing the current value is a no-op. Its clock advances by a modeled
+// latency that grows with the online count (seed 000/001's shapes), so
+// simulated runs are exactly reproducible from the seed. Used by unit tests,
+// the pipeline bench and soak tests; `--backend sim` exposes it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "config.h"
+#include "cpu_control.h"
+#include "rng.h"
+
+namespace cpuhp {
+
+class SimClock : public Clock {
+ public:
+  uint64_t NowNs() override { return now_ns_; }
+  void Advance(uint64_t ns) { now_ns_ += ns; }
+
+ private:
+  uint64_t now_ns_ = 1000000000ull;
+};
+
+class SimCpuControl : public CpuControl {
+ public:
+  SimCpuControl(const SimConfig& cfg, uint64_t seed);
+
+  std::string Describe() const override;
+  bool ReadList(const std::string& name, std::vector<int>* cpus, std::string* err,
+                int* err_no) override;
+  bool HasOnlineFile(int cpu) override { return cpu > 0 && cpu < cpus(); }
+  int ReadOnline(int cpu, std::string* err) override;
+  int WriteOnline(int cpu, bool online) override;
+  Clock* clock() override { return &clock_; }
+
+  // Test hooks.
+  struct Fault {
+    int cpu;        // -1: any CPU
+    int err;        // errno the write returns; the CPU does not change
+    bool readback;  // instead: the write "succeeds" but the CPU does not change
+  };
+  void QueueFault(Fault f) { faults_.push_back(f); }
+  void SetOnline(int cpu, bool online);  // outside interference
+  void SetNohzFull(std::vector<int> cpus) { nohz_full_ = std::move(cpus); }
+  int cpus() const { return static_cast<int>(online_.size()); }
+  int online_count() const { return online_count_; }
+  uint64_t writes() const { return writes_; }
+
+ private:
+  SimConfig cfg_;
+  SimClock clock_;
+  Rng rng_;
+  std::vector<uint8_t> online_;
+  int online_count_;
+  std::deque<Fault> faults_;
+  std::vector<int> nohz_full_;
+  uint64_t writes_ = 0;
+};
+
+}  // namespace cpuhp

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+// CpuControl over a sysfs tree. The online files stay open for the whole run:
+// the timed write is one pwrite(2), nothing else.
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <ctime>
+#include <unordered_map>
+
+#include "cpu_control.h"
+#include "cpu_list.h"
+
+namespace cpuhp {
+namespace {
+
+class MonotonicClockImpl : public Clock {
+ public:
+  uint64_t NowNs() override {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  }
+};
+
+bool ReadSmallFile(const std::string& path, std::string* out, int* err_no) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *err_no = errno;
+    return false;
+  }
+  char buf[4096];
+  out->clear();
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      *err_no = errno;
+      close(fd);
+      return false;
+    }
+    if (n == 0)
+      break;
+    out->append(buf, static_cast<size_t>(n));
+    if (out->size() > (1u << 20))
+      break;
+  }
+  close(fd);
+  return true;
+}
+
+class SysfsCpuControl : public CpuControl {
+ public:
+  explicit SysfsCpuControl(std::string root) : root_(std::move(root)) {}
+  ~SysfsCpuControl() override {
+    for (auto& [cpu, fd] : fds_)
+      if (fd >= 0)
+        close(fd);
+  }
+
+  std::string Describe() const override { return root_; }
+
+  bool ReadList(const std::string& name, std::vector<int>* cpus, std::string* err,
+                int* err_no) override {
+    std::string path = root_ + "/" + name;
+    std::string text;
+    int e = 0;
+    if (!ReadSmallFile(path, &text, &e)) {
+      if (err_no)
+        *err_no = e;
+      *err = path + ": cannot read: " + strerror(e);
+      return false;
+    }
+    std::string perr;
+    if (!ParseCpuList(text, cpus, &perr)) {
+      if (err_no)
+        *err_no = EINVAL;
+      *err = path + ": " + perr;
+      return false;
+    }
+    return true;
+  }
+
+  bool HasOnlineFile(int cpu) override { return access(OnlinePath(cpu).c_str(), F_OK) == 0; }
+
+  int ReadOnline(int cpu, std::string* err) override {
+    int fd = Fd(cpu, err);
+    if (fd < 0)
+      return -1;
+    char buf[8];
+    ssize_t n;
+    do {
+      n = pread(fd, buf, sizeof(buf), 0);
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+      *err = OnlinePath(cpu) + ": read: " + (n < 0 ? strerror(errno) : "empty");
+      return -1;
+    }
+    if (buf[0] == '0' || buf[0] == '1')
+      return buf[0] - '0';
+    *err = OnlinePath(cpu) + ": unexpected content";
+    return -1;
+  }
+
+  int WriteOnline(int cpu, bool online) override {
+    std::string err;
+    int fd = Fd(cpu, &err);
+    if (fd < 0)
+      return open_errno_;
+    ssize_t n = pwrite(fd, online ? "1" : "0", 1, 0);
+    if (n < 0)
+      return errno;
+    return n == 1 ? 0 : EIO;
+  }
+
+ private:
+  std::string OnlinePath(int cpu) const { return root_ + "/cpu" + std::to_string(cpu) + "/online"; }
+
+  int Fd(int cpu, std::string* err) {
+    auto it = fds_.find(cpu);
+    if (it != fds_.end())
+      return it->second;
+    int fd = open(OnlinePath(cpu).c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      open_errno_ = errno;
+      *err = OnlinePath(cpu) + ": open: " + strerror(errno);
+      return -1;  // not cached: a later call retries
+    }
+    fds_[cpu] = fd;
+    return fd;
+  }
+
+  std::string root_;
+  std::unordered_map<int, int> fds_;
+  int open_errno_ = 0;
+};
+
+}  // namespace
+
+Clock* MonotonicClock() {
+  static MonotonicClockImpl clock;
+  return &clock;
+}
+
+std::unique_ptr<CpuControl> NewSysfsCpuControl(const std::string& root) {
+  return std::make_unique<SysfsCpuControl>(root);
+}
+
+}  // namespace cpuhp

@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Integration tests: the built cpuhp-stress binary on this machine's real
+hotpluggable CPU (cpu1 by default; CPUHP_TEST_CPU overrides). Needs root and
+a hotpluggable CPU; otherwise every test is skipped with the reason (exit 77).
+After each test every present CPU must be online again.
+
+    real_cpu_test.py BUILD_DIR SOURCE_DIR
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+SYS = "/sys/devices/system/cpu"
+CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
+BIN = SRC = None
+
+
+def read(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def online_file(cpu=CPU):
+    return f"{SYS}/cpu{cpu}/online"
+
+
+def skip_reason():
+    if os.geteuid() != 0:
+        return "not root: real hotplug needs root"
+    if not os.access(online_file(), os.W_OK):
+        return f"{online_file()} missing or not writable: cpu{CPU} cannot be hotplugged here"
+    return None
+
+
+class RealCpuTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="cpuhp-it.")
+        self.dir = self.tmp.name
+        self.state = os.path.join(self.dir, "state")
+        self.report = os.path.join(self.dir, "report.json")
+        self.start_online = read(f"{SYS}/online")
+
+    def tearDown(self):
+        # Whatever happened, every CPU this test may have touched comes back.
+        left = read(f"{SYS}/online")
+        if read(online_file()) != "1":
+            with open(online_file(), "w") as f:
+                f.write("1")
+        self.tmp.cleanup()
+        self.assertEqual(left, self.start_online, "a CPU was left offline")
+
+    def run_tool(self, *args, check=None, **kw):
+        p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300, **kw)
+        if check is not None:
+            self.assertEqual(p.returncode, check, f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+        return p
+
+    def run_pattern(self, pattern, *extra):
+        self.run_tool("run", "--pattern", pattern, "--cpus", str(CPU), "--seed", "1",
+                      "--state-dir", self.state, "--report", self.report, "--progress", "never",
+                      *extra, check=0)
+        with open(self.report) as f:
+            r = json.load(f)
+        v = subprocess.run(["/usr/bin/python3", f"{SRC}/tests/validate_report.py",
+                            f"{SRC}/daemon/schema/report.schema.json", self.report],
+                           capture_output=True, text=True)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        self.assertFalse(os.path.exists(f"{self.state}/state.json"))
+        self.assertEqual(r["restore"]["ok"], True)
+        self.assertEqual(r["totals"]["failed"], 0)
+        self.assertEqual(r["totals"]["readback_mismatches"], 0)
+        self.assertEqual(r["cpus"]["selected"], str(CPU))
+        return r
+
+    def check_real_latencies(self, r, ops):
+        self.assertEqual(r["totals"]["ops"], ops)
+        for d in ("offline", "online"):
+            s = r["directions"][d]
+            self.assertEqual(s["count"], ops // 2)
+            # A real hotplug takes far more than a microsecond and less than 10 s.
+            self.assertGreater(s["min_ns"], 1000, d)
+            self.assertLess(s["max_ns"], 10_000_000_000, d)
+            self.assertLessEqual(s["p50_ns"], s["p99_ns"])
+            self.assertLessEqual(s["p99_ns"], s["max_ns"])
+        self.assertEqual(r["per_cpu"][0]["cpu"], CPU)
+
+    def test_roundrobin(self):
+        r = self.run_pattern("roundrobin", "--iterations", "100")
+        self.check_real_latencies(r, 100)
+        self.assertEqual(r["run"]["stop_reason"], "iterations")
+
+    def test_all(self):
+        r = self.run_pattern("all", "--iterations", "100")
+        self.check_real_latencies(r, 100)
+        # Onlines are timed with the online count at that moment (seed 000).
+        online_rows = r["per_online_count"]["online"]
+        n = len(read(f"{SYS}/present").split(","))  # not exact; only a bound
+        self.assertTrue(all(row["online_cpus"] >= 1 for row in online_rows))
+        self.assertGreaterEqual(n, 1)
+
+    def test_random(self):
+        r = self.run_pattern("random", "--iterations", "100")
+        self.assertEqual(r["totals"]["ops"], 100)
+        self.assertEqual(r["seed"], 1)
+
+    def test_sweep(self):
+        r = self.run_pattern("sweep", "--iterations", "0")
+        # One victim, no other selected CPU: one level, 100 cycles by default.
+        self.assertEqual(r["run"]["stop_reason"], "schedule_complete")
+        self.assertEqual(r["cpus"]["schedule"]["victim"], CPU)
+        levels = r["cpus"]["schedule"]["levels"]
+        self.assertEqual(len(levels), 1)
+        rows = r["per_online_count"]["offline"]
+        self.assertEqual([row["online_cpus"] for row in rows], levels)
+        self.assertEqual(rows[0]["count"], 100)
+
+    def test_duration_and_oplog(self):
+        oplog = os.path.join(self.dir, "ops.jsonl")
+        r = self.run_pattern("roundrobin", "--iterations", "0", "--duration", "1s",
+                             "--oplog", oplog)
+        self.assertEqual(r["run"]["stop_reason"], "duration")
+        with open(oplog) as f:
+            lines = [json.loads(l) for l in f]
+        self.assertEqual(len(lines), r["totals"]["ops"])
+        self.assertEqual([l["i"] for l in lines], list(range(len(lines))))
+        self.assertTrue(all(l["cpu"] == CPU and l["errno"] == 0 for l in lines))
+        self.assertGreaterEqual(r["run"]["elapsed_ns"], 1_000_000_000)
+
+    def test_sigint_writes_report_and_restores(self):
+        p = subprocess.Popen([BIN, "run", "--cpus", str(CPU), "--iterations", "0",
+                              "--state-dir", self.state, "--report", self.report,
+                              "--interval", "20ms", "--progress", "never"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, out + err)
+        with open(self.report) as f:
+            r = json.load(f)
+        self.assertEqual(r["run"]["stop_reason"], "signal")
+        self.assertGreater(r["totals"]["ops"], 0)
+        self.assertEqual(read(online_file()), "1")
+
+    def test_kill9_then_restore(self):
+        # A pause between operations lets the kill land while cpu1 is offline
+        # and no write is in flight (the kernel finishes a write it started).
+        p = subprocess.Popen([BIN, "run", "--cpus", str(CPU), "--iterations", "0",
+                              "--state-dir", self.state, "--report", self.report,
+                              "--interval", "200ms", "--progress", "never"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 20
+        while time.time() < deadline and read(online_file()) != "0":
+            time.sleep(0.005)
+        killed_offline = read(online_file()) == "0"
+        p.kill()
+        p.wait()
+        self.assertTrue(killed_offline, "never saw cpu1 offline")
+        self.assertEqual(read(online_file()), "0")
+        self.assertTrue(os.path.exists(f"{self.state}/state.json"))
+        r = self.run_tool("restore", "--state-dir", self.state, check=0)
+        self.assertIn("restored online mask", r.stdout)
+        self.assertEqual(read(online_file()), "1")
+        self.assertEqual(read(f"{SYS}/online"), self.start_online)
+        self.assertFalse(os.path.exists(f"{self.state}/state.json"))
+
+    def test_run_after_kill9_restores_first(self):
+        p = subprocess.Popen([BIN, "run", "--cpus", str(CPU), "--iterations", "0",
+                              "--state-dir", self.state, "--report", self.report,
+                              "--interval", "200ms", "--progress", "never"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 20
+        while time.time() < deadline and read(online_file()) != "0":
+            time.sleep(0.005)
+        p.kill()
+        p.wait()
+        r = self.run_tool("run", "--cpus", str(CPU), "--iterations", "4", "--state-dir",
+                          self.state, "--report", self.report, "--progress", "never", check=0)
+        self.assertIn("did not finish: restoring online mask", r.stderr)
+        with open(self.report) as f:
+            self.assertEqual(json.load(f)["cpus"]["topology"]["online"], self.start_online)
+
+    def test_bad_input_touches_nothing(self):
+        cases = [
+            (["run", "--cpus", "0"], "cannot be hotplugged"),
+            (["run", "--cpus", "4095"], "does not exist"),
+            (["run", "--cpus", "1-x"], "/cpus"),
+            (["run", "--pattern", "zigzag"], "/pattern"),
+            (["run", "--duration", "5 fortnights"], "/duration"),
+            (["run", "--min-online", "0"], "/min_online"),
+            (["run", "--config", "/nonexistent.json"], "/nonexistent.json: cannot read"),
+            (["run", "--report", "/nonexistent/dir/r.json"], "/nonexistent/dir/r.json"),
+            (["run", "--sysfs-root", "/nonexistent"], "/nonexistent/present"),
+            (["run", "--iterations", "-5"], "iterations"),
+            (["frobnicate"], "frobnicate"),
+        ]
+        for args, needle in cases:
+            with self.subTest(args=args):
+                p = self.run_tool(*args, "--state-dir", self.state) if args[0] == "run" \
+                    else self.run_tool(*args)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                lines = p.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, p.stderr)
+                self.assertIn(needle, lines[0])
+                self.assertEqual(read(online_file()), "1")
+                self.assertFalse(os.path.exists(self.report))
+
+    def test_list(self):
+        p = self.run_tool("list", check=0)
+        self.assertRegex(p.stdout, rf"\n\s+{CPU}\s+yes\s+yes")
+
+
+
+
+if __name__ == "__main__":
+    BIN, SRC = os.path.join(sys.argv[1], "cpuhp-stress"), sys.argv[2]
+    why = skip_reason()
+    if why:
+        print(f"SKIPPED: {why}")
+        sys.exit(77)
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(RealCpuTest)
+    res = unittest.TextTestRunner(verbosity=2).run(suite)
+    failed = len(res.failures) + len(res.errors)
+    print(f"{res.testsRun - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
