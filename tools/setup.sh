@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# One entry point for a fresh Debian 12 machine, as root:
+#   tools/setup.sh run    install packages, build, run the built-in default job
+#   tools/setup.sh test   install packages, build (warnings as errors, and an
+#                         ASan/UBSan build), run the whole test suite in both
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-}
+case "$mode" in run|test) ;; *) echo "usage: tools/setup.sh run|test" >&2; exit 2;; esac
+[ "$(id -u)" = 0 ] || { echo "tools/setup.sh: run as root (apt-get, CPU hotplug)" >&2; exit 2; }
+
+packages=(build-essential cmake pkg-config libspdlog-dev nlohmann-json3-dev libcli11-dev
+          libgtest-dev libbenchmark-dev python3 python3-jsonschema clang-format stress-ng bc)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+jobs=$(nproc)
+build() {  # build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DCPUHP_WERROR=ON "$@" > "$dir.cmake.log" 2>&1 ||
+    { cat "$dir.cmake.log"; return 1; }
+  cmake --build "$dir" -j "$jobs"
+}
+
+if [ "$mode" = run ]; then
+  build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCPUHP_TESTS=OFF -DCPUHP_BENCH=OFF
+  exec build/cpuhp-stress run
+fi
+
+mkdir -p build build-asan
+build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+build build-asan -DCMAKE_BUILD_TYPE=Debug -DCPUHP_SANITIZE=ON -DCPUHP_BENCH=OFF
+status=0
+for dir in build build-asan; do
+  echo "== ctest in $dir"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$dir" --output-on-failure -j "$jobs" || status=1
+done
+online=$(cat /sys/devices/system/cpu/online)
+present=$(cat /sys/devices/system/cpu/present)
+if [ "$online" != "$present" ]; then
+  echo "tools/setup.sh: CPUs left offline after the tests: online $online, present $present" >&2
+  status=1
+fi
+exit $status
