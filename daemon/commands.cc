@@ -130,7 +130,8 @@ bool RestoreStale(StateDir* dir, std::FILE* out, std::string* err) {
 
 }  // namespace
 
-int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FILE* out) {
+int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FILE* out,
+               const std::vector<TimingSource*>& sources) {
   Config cfg = cfg_in;
   const uint64_t seed = cfg.seed ? *cfg.seed : RandomSeed();
   cfg.seed = seed;
@@ -189,17 +190,40 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   spdlog::info("{} pattern on CPUs {} of {} ({} online), seed {}", PatternName(cfg.pattern),
                FormatCpuList(selected), ctl->Describe(), topo.online.size(), seed);
 
+  // The write itself is always timed; kernel sources join if they can.
+  nlohmann::json source_reports = {{"write",
+                                    {{"status", "ok"},
+                                     {"clock", sim ? "simulated" : "CLOCK_MONOTONIC"},
+                                     {"measures", "write(2) of 0/1 to cpuN/online"}}}};
+  std::vector<TimingSource*> running;
+  for (TimingSource* s : sources) {
+    std::string why;
+    if (s->Start(&why)) {
+      running.push_back(s);
+    } else {
+      spdlog::warn("timing source {} unavailable: {}", s->name(), why);
+      source_reports[s->name()] = {{"status", "unavailable"}, {"reason", why}};
+    }
+  }
+
   RunStats stats(topo.max_cpu + 1);
   const bool tty = isatty(STDERR_FILENO);
   ProgressLine progress(
       cfg.progress == ProgressMode::kAlways || (cfg.progress == ProgressMode::kAuto && tty),
       cfg.iterations, cfg.duration_ns);
-  Runner runner(ctl.get(), schedule.get(), state, &stats, {}, oplog.is_open() ? &oplog : nullptr,
+  Runner runner(ctl.get(), schedule.get(), state, &stats, running,
+                oplog.is_open() ? &oplog : nullptr,
                 RunLimits{cfg.iterations, cfg.duration_ns, cfg.stop_on_error, cfg.interval_ns});
   const uint64_t t0 = MonotonicClock()->NowNs();
   RunOutcome outcome = runner.Run(stop, [&] { progress.Update(stats); });
   const uint64_t elapsed_ns = MonotonicClock()->NowNs() - t0;
   progress.Finish();
+  for (TimingSource* s : running) {
+    s->Stop();
+    nlohmann::json section = s->ReportJson();
+    section["status"] = "ok";
+    source_reports[s->name()] = std::move(section);
+  }
 
   // Put the mask back before anything else can fail.
   RestoreResult restored = RestoreMask(ctl.get(), selected, topo.online);
@@ -233,10 +257,7 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   in.stats = &stats;
   in.first_errors = runner.first_errors();
   in.first_errors_dropped = runner.first_errors_dropped();
-  in.timing_sources = {{"write",
-                        {{"status", "ok"},
-                         {"clock", sim ? "simulated" : "CLOCK_MONOTONIC"},
-                         {"measures", "write(2) of 0/1 to cpuN/online"}}}};
+  in.timing_sources = std::move(source_reports);
   in.restore = restored.ToJson(topo.online);
   in.max_rss_kib = MaxRssKib();
   nlohmann::json report = BuildReport(in);

@@ -9,7 +9,10 @@
 #include <cstdio>
 #include <string>
 
+#include <vector>
+
 #include "config.h"
+#include "timing_source.h"
 
 namespace cpuhp {
 
@@ -18,7 +21,11 @@ inline constexpr int kExitFailed = 1;
 inline constexpr int kExitBadInput = 2;
 
 // `stop` becomes the signal number on SIGINT/SIGTERM (set by main).
-int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* out);
+// `sources` join kernel-side timing to each operation (TimingSource); one
+// that cannot start here is reported as unavailable with its reason and the
+// run goes on without it.
+int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* out,
+               const std::vector<TimingSource*>& sources = {});
 int RestoreCommand(const std::string& state_dir, std::FILE* out);
 int ListCommand(const std::string& sysfs_root, std::FILE* out);
 

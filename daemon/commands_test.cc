@@ -3,6 +3,9 @@
 // restored, state file gone; bad input touches nothing.
 #include "commands.h"
 
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -48,6 +51,14 @@ class CommandsTest : public ::testing::Test {
     return nlohmann::json::parse(f);
   }
   bool ReportExists() { return std::filesystem::exists(cfg_.report); }
+  // Exit status of the schema validator on the report (77: no jsonschema).
+  int ReportValidates() {
+    std::string cmd = std::string("/usr/bin/python3 ") + CPUHP_SOURCE_DIR +
+                      "/tests/validate_report.py " + CPUHP_SOURCE_DIR +
+                      "/daemon/schema/report.schema.json " + cfg_.report + " > /dev/null";
+    int rc = std::system(cmd.c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  }
 
   FakeSysfs fs_{4};
   std::string dir_;
@@ -73,6 +84,7 @@ TEST_F(CommandsTest, RunWritesAReportAndRestoresTheMask) {
   EXPECT_EQ(fs_.Online(3), '0');
   EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
   EXPECT_NE(Output().find("offline latency"), std::string::npos) << Output();
+  EXPECT_EQ(ReportValidates(), 0);
 }
 
 TEST_F(CommandsTest, SameSeedSameOperationLog) {
@@ -165,7 +177,46 @@ TEST_F(CommandsTest, SimBackendRunsWithoutSysfs) {
   nlohmann::json r = Report();
   EXPECT_EQ(r["run"]["stop_reason"], "schedule_complete");
   EXPECT_EQ(r["cpus"]["schedule"]["levels"], nlohmann::json({2, 4, 8}));
-  EXPECT_EQ(r["per_online_count"]["offline"].size() >= 3, true);
+  EXPECT_GE(r["per_online_count"]["offline"].size(), 3u);
+  EXPECT_EQ(ReportValidates(), 0);
+}
+
+// A kernel-side source stand-in: counts what it is shown.
+class CountingSource : public TimingSource {
+ public:
+  CountingSource(std::string name, std::string unavailable)
+      : name_(std::move(name)), unavailable_(std::move(unavailable)) {}
+  std::string name() const override { return name_; }
+  bool Start(std::string* why) override {
+    *why = unavailable_;
+    return unavailable_.empty();
+  }
+  void OpBegin(const Operation&, uint64_t) override { ++begins_; }
+  void OpEnd(const OpRecord& rec) override { ends_ += rec.err == 0; }
+  void Stop() override { stopped_ = true; }
+  nlohmann::json ReportJson() const override {
+    return {{"begins", begins_}, {"ends_ok", ends_}, {"stopped", stopped_}};
+  }
+
+ private:
+  std::string name_, unavailable_;
+  int begins_ = 0, ends_ = 0;
+  bool stopped_ = false;
+};
+
+TEST_F(CommandsTest, TimingSourcesJoinTheRunOrSayWhyNot) {
+  CountingSource ok("counting", "");
+  CountingSource missing("kmod", "/dev/cpuhp_probe: No such file or directory");
+  cfg_.iterations = 10;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_, {&ok, &missing}), kExitOk) << Output();
+  nlohmann::json ts = Report()["timing_sources"];
+  EXPECT_EQ(ts["write"]["status"], "ok");
+  EXPECT_EQ(ts["counting"],
+            nlohmann::json({{"status", "ok"}, {"begins", 10}, {"ends_ok", 10}, {"stopped", true}}));
+  EXPECT_EQ(ts["kmod"],
+            nlohmann::json({{"status", "unavailable"},
+                            {"reason", "/dev/cpuhp_probe: No such file or directory"}}));
+  EXPECT_EQ(ReportValidates(), 0);
 }
 
 TEST_F(CommandsTest, ListShowsHotpluggableCpus) {
