@@ -215,7 +215,14 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
                 oplog.is_open() ? &oplog : nullptr,
                 RunLimits{cfg.iterations, cfg.duration_ns, cfg.stop_on_error, cfg.interval_ns});
   const uint64_t t0 = MonotonicClock()->NowNs();
-  RunOutcome outcome = runner.Run(stop, [&] { progress.Update(stats); });
+  RunOutcome outcome;
+  try {
+    outcome = runner.Run(stop, [&] { progress.Update(stats); });
+  } catch (const std::exception& e) {
+    // Whatever went wrong, the mask is restored and a report written below.
+    outcome.stop_reason = "fatal";
+    outcome.message = std::string("internal error: ") + e.what();
+  }
   const uint64_t elapsed_ns = MonotonicClock()->NowNs() - t0;
   progress.Finish();
   for (TimingSource* s : running) {

@@ -150,5 +150,12 @@ int main(int argc, char** argv) {
   }
 
   InstallSignalHandlers();
-  return cpuhp::RunCommand(cfg, &g_stop, stdout);
+  try {
+    return cpuhp::RunCommand(cfg, &g_stop, stdout);
+  } catch (const std::exception& e) {
+    // Before the first operation or after the restore: nothing is offline
+    // that the state file does not record.
+    spdlog::error("internal error: {} (run `cpuhp-stress restore` if a CPU is offline)", e.what());
+    return cpuhp::kExitFailed;
+  }
 }
