@@ -219,6 +219,27 @@ TEST_F(CommandsTest, TimingSourcesJoinTheRunOrSayWhyNot) {
   EXPECT_EQ(ReportValidates(), 0);
 }
 
+// Throws after the first offline: the loop dies with a CPU offline.
+class ThrowingSource : public CountingSource {
+ public:
+  ThrowingSource() : CountingSource("throwing", "") {}
+  void OpEnd(const OpRecord& rec) override {
+    if (rec.dir == Direction::kOffline)
+      throw std::runtime_error("source blew up");
+  }
+};
+
+TEST_F(CommandsTest, AnExceptionMidRunStillRestoresAndReports) {
+  ThrowingSource bad;
+  cfg_.iterations = 10;
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_, {&bad}), kExitFailed);
+  EXPECT_EQ(fs_.Online(1), '1');
+  nlohmann::json r = Report();
+  EXPECT_EQ(r["run"]["stop_reason"], "fatal");
+  EXPECT_EQ(r["restore"]["writes"], 1);
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+}
+
 TEST_F(CommandsTest, ListShowsHotpluggableCpus) {
   EXPECT_EQ(ListCommand(fs_.root(), out_), kExitOk);
   std::string o = Output();
