@@ -566,7 +566,7 @@ TEST(ConfigFile, RefusesFilesOverOneMiB) {
   Config cfg;
   std::string err;
   EXPECT_TRUE(LoadConfigFile(dir.Write("limit.json", at_limit), &cfg, &err)) << err;
-  EXPECT_EQ(LoadError(at_limit + " "), "c.json: too large for a config file (more than 1 MiB)");
+  EXPECT_EQ(LoadError(at_limit + " "), "c.json: too large (more than 1 MiB)");
 }
 
 // ---- Shipped configs and the JSON form ----

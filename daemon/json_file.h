@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0
+// Reading JSON that a user or a crash handed us (configs, reports, checkpoints):
+// bounded size, bounded nesting checked before parsing, numbers that overflow
+// a double refused, and one error line with the line and column
+// ("c.json: invalid JSON at line 2, column 17: number overflow parsing '1e400'")
+// that never echoes raw bytes.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace cpuhp {
+
+// Reads at most max_bytes (more is an error naming the path). Works on pipes.
+bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text, std::string* err);
+
+// Parses `text`; `source` names it in errors. Nesting deeper than 64 levels is
+// refused before the parser sees it.
+bool ParseJsonText(const std::string& text, const std::string& source, nlohmann::json* doc,
+                   std::string* err);
+
+// ReadSmallFile + ParseJsonText.
+bool LoadJsonFile(const std::string& path, size_t max_bytes, nlohmann::json* doc, std::string* err);
+
+}  // namespace cpuhp
