@@ -11,7 +11,8 @@ case "$mode" in run|test) ;; *) echo "usage: tools/setup.sh run|test" >&2; exit 
 [ "$(id -u)" = 0 ] || { echo "tools/setup.sh: run as root (apt-get, CPU hotplug)" >&2; exit 2; }
 
 packages=(build-essential cmake pkg-config libspdlog-dev nlohmann-json3-dev libcli11-dev
-          libgtest-dev libbenchmark-dev python3 python3-jsonschema clang-format stress-ng bc)
+          libgtest-dev libbenchmark-dev python3 python3-jsonschema clang-format stress-ng bc
+          clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -35,11 +36,13 @@ if [ "$mode" = run ]; then
   exec build/cpuhp-stress run
 fi
 
-mkdir -p build build-asan
+mkdir -p build build-asan build-fuzz
 build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 build build-asan -DCMAKE_BUILD_TYPE=Debug -DCPUHP_SANITIZE=ON -DCPUHP_BENCH=OFF
+build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+  -DCMAKE_CXX_COMPILER=clang++ -DCPUHP_FUZZ=ON -DCPUHP_TESTS=OFF -DCPUHP_BENCH=OFF
 status=0
-for dir in build build-asan; do
+for dir in build build-asan build-fuzz; do
   echo "== ctest in $dir"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$dir" --output-on-failure -j "$jobs" || status=1
