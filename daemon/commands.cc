@@ -269,11 +269,19 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   in.max_rss_kib = MaxRssKib();
   nlohmann::json report = BuildReport(in);
   std::fputs(HumanSummary(report).c_str(), out);
-  bool report_ok = WriteFileAtomic(cfg.report, report.dump(2) + "\n", &err);
-  if (!report_ok)
-    spdlog::error("{}", err);
-  else
+  const std::string text = report.dump(2) + "\n";
+  bool report_ok = WriteFileAtomic(cfg.report, text, &err);
+  if (report_ok) {
     std::fprintf(out, "report: %s\n", cfg.report.c_str());
+  } else {
+    // A day of data is not lost to a full disk: the state directory is
+    // usually elsewhere. The run still fails: the asked-for file is missing.
+    spdlog::error("{}", err);
+    std::string fallback =
+        ResolveStateDir(cfg) + "/report-unsaved-" + std::to_string(getpid()) + ".json";
+    if (WriteFileAtomic(fallback, text, &err))
+      spdlog::warn("report saved instead to {}", fallback);
+  }
 
   const bool failed = stats.failed_ops() || stats.readback_mismatches() || !restored.ok ||
                       !report_ok || !log_ok || outcome.stop_reason == "fatal" ||
