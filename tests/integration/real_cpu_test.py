@@ -98,11 +98,12 @@ class RealCpuTest(unittest.TestCase):
     def test_all(self):
         r = self.run_pattern("all", "--iterations", "100")
         self.check_real_latencies(r, 100)
-        # Onlines are timed with the online count at that moment (seed 000).
-        online_rows = r["per_online_count"]["online"]
-        n = len(read(f"{SYS}/present").split(","))  # not exact; only a bound
-        self.assertTrue(all(row["online_cpus"] >= 1 for row in online_rows))
-        self.assertGreaterEqual(n, 1)
+        # One selected CPU: it goes offline with every CPU online and comes
+        # back with one fewer; each online is keyed by that count (seed 000).
+        n = r["host"]["cpus"]["online_at_start"]
+        self.assertEqual([row["online_cpus"] for row in r["per_online_count"]["offline"]], [n])
+        self.assertEqual([row["online_cpus"] for row in r["per_online_count"]["online"]], [n - 1])
+        self.assertEqual(r["per_online_count"]["online"][0]["count"], 50)
 
     def test_random(self):
         r = self.run_pattern("random", "--iterations", "100")
