@@ -285,7 +285,7 @@ TEST(ConfigErrors, UnknownKeyAtTopLevel) {
   EXPECT_EQ(ApplyError(R"({"iteration": 5})"),
             "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
             "iterations, duration, seed, stop_on_error, interval, backend, sysfs_root, state_dir, "
-            "report, oplog, progress, sweep, sim)");
+            "report, oplog, progress, sweep, sim, tracepoints)");
   EXPECT_PRED2(StartsWith, ApplyError(R"({"$schema": "x"})"), "t.json: /$schema: unknown key ");
 }
 
