@@ -129,14 +129,16 @@ void TraceJoiner::FeedText(std::string_view text) {
 void TraceJoiner::EndOperation(const OpRecord& rec) {
   const uint64_t w0 = rec.start_ns - rec.start_ns % 1000;
   const uint64_t w1 = rec.start_ns + rec.duration_ns;
-  std::vector<TraceStep> mine;
+  std::vector<TraceStep> mine, later;
   for (TraceStep& s : pending_) {
-    if (s.cpu == rec.cpu && s.begin_ns >= w0 && s.begin_ns <= w1)
+    if (s.begin_ns > w1)
+      later.push_back(std::move(s));  // after this write: a later one's, or none
+    else if (s.cpu == rec.cpu && s.begin_ns >= w0)
       mine.push_back(std::move(s));
     else
       ++outside_ops_;
   }
-  pending_.clear();
+  pending_ = std::move(later);
   stats_.AddOperation(rec, mine);
 }
 

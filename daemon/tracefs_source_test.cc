@@ -250,7 +250,16 @@ int DeadPid() {
   return p;
 }
 
+TEST_F(FakeTracefs, WithoutTheStateTableTheSourceIsUnavailable) {
+  TracefsSource src(sysfs_, root_);
+  std::string why;
+  EXPECT_FALSE(src.Start(&why));
+  EXPECT_EQ(why, sysfs_ + "/hotplug/states: cannot read: No such file or directory");
+  EXPECT_TRUE(fs::is_empty(root_ + "/instances"));
+}
+
 TEST_F(FakeTracefs, WithoutCpuhpEventsTheSourceIsUnavailableAndLeavesNothing) {
+  std::ofstream(sysfs_ + "/hotplug/states") << "144: cpu:teardown\n";
   TracefsSource src(sysfs_, root_);
   std::string why;
   EXPECT_FALSE(src.Start(&why));
