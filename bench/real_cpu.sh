@@ -17,7 +17,8 @@ for r in $(seq "$rounds"); do
   t=$(now); "$cloop" "$cpu" "$ops" > /dev/null; total[cloop]=$(echo "${total[cloop]} + $(now) - $t" | bc -l)
   t=$(now)
   "$bin" run --pattern roundrobin --cpus "$cpu" --iterations "$ops" --seed 1 \
-    --state-dir "$tmp/state" --report "$tmp/r.json" --progress never > /dev/null 2>&1
+    --no-tracepoints --state-dir "$tmp/state" --report "$tmp/r.json" --progress never \
+    > /dev/null 2>&1
   total[cpuhp]=$(echo "${total[cpuhp]} + $(now) - $t" | bc -l)
   if [ $have_stress_ng = 1 ]; then
     # stress-ng counts one bogo op per offline+online pair: ops/2 of them.

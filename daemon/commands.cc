@@ -22,6 +22,7 @@
 #include "schedule.h"
 #include "sim_cpu_control.h"
 #include "topology.h"
+#include "tracefs_source.h"
 
 namespace cpuhp {
 namespace {
@@ -195,8 +196,14 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
                                     {{"status", "ok"},
                                      {"clock", sim ? "simulated" : "CLOCK_MONOTONIC"},
                                      {"measures", "write(2) of 0/1 to cpuN/online"}}}};
+  std::vector<TimingSource*> all_sources = sources;
+  std::unique_ptr<TracefsSource> tracefs;
+  if (cfg.tracepoints && !sim) {
+    tracefs = std::make_unique<TracefsSource>(cfg.sysfs_root);
+    all_sources.push_back(tracefs.get());
+  }
   std::vector<TimingSource*> running;
-  for (TimingSource* s : sources) {
+  for (TimingSource* s : all_sources) {
     std::string why;
     if (s->Start(&why)) {
       running.push_back(s);
@@ -269,6 +276,8 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   in.max_rss_kib = MaxRssKib();
   nlohmann::json report = BuildReport(in);
   std::fputs(HumanSummary(report).c_str(), out);
+  if (const auto& tp = report["timing_sources"]; tp.contains("tracepoints"))
+    std::fputs(TracepointsSummary(tp["tracepoints"]).c_str(), out);
   const std::string text = report.dump(2) + "\n";
   bool report_ok = WriteFileAtomic(cfg.report, text, &err);
   if (report_ok) {
@@ -290,6 +299,7 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
 }
 
 int RestoreCommand(const std::string& state_dir_path, std::FILE* out) {
+  RestoreTraceInstances(out);
   StateDir dir(state_dir_path);
   std::string err;
   if (!dir.Lock(&err)) {

@@ -240,6 +240,21 @@ TEST_F(CommandsTest, AnExceptionMidRunStillRestoresAndReports) {
   EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
 }
 
+TEST_F(CommandsTest, TracepointsSayWhyUnavailableOrStayOff) {
+  cfg_.iterations = 2;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  // The fake tree has no hotplug/states: nothing to name states with.
+  EXPECT_EQ(Report()["timing_sources"]["tracepoints"],
+            nlohmann::json({{"status", "unavailable"},
+                            {"reason", fs_.root() + "/hotplug/states: cannot read: No such file or "
+                                                    "directory"}}));
+  EXPECT_NE(Output().find("kernel states (tracepoints): unavailable: "), std::string::npos);
+  EXPECT_EQ(ReportValidates(), 0);
+  cfg_.tracepoints = false;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  EXPECT_FALSE(Report()["timing_sources"].contains("tracepoints"));
+}
+
 TEST_F(CommandsTest, ListShowsHotpluggableCpus) {
   EXPECT_EQ(ListCommand(fs_.root(), out_), kExitOk);
   std::string o = Output();

@@ -432,6 +432,7 @@ const Field kTopFields[] = {
      }},
     {"sweep", [](const Value& v, Config* c) { return ApplyObject(v, kSweepFields, c); }},
     {"sim", [](const Value& v, Config* c) { return ApplyObject(v, kSimFields, c); }},
+    {"tracepoints", [](const Value& v, Config* c) { return GetBool(v, &c->tracepoints); }},
 };
 
 }  // namespace
@@ -501,6 +502,7 @@ json ConfigToJson(const Config& cfg) {
       {"progress", progress < std::size(kProgressNames) ? kProgressNames[progress] : "unknown"},
       {"sweep", std::move(sweep)},
       {"sim", std::move(sim)},
+      {"tracepoints", cfg.tracepoints},
   };
 }
 

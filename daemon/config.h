@@ -55,6 +55,9 @@ struct Config {
   ProgressMode progress = ProgressMode::kAuto;
   SweepConfig sweep;
   SimConfig sim;
+  // Per-state kernel timing from the cpuhp tracepoints (tracefs); the sim
+  // backend has no kernel events and ignores it.
+  bool tracepoints = true;
 };
 
 // Parses and validates a config document on top of `*cfg` (keys absent in the

@@ -285,7 +285,7 @@ TEST(ConfigErrors, UnknownKeyAtTopLevel) {
   EXPECT_EQ(ApplyError(R"({"iteration": 5})"),
             "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
             "iterations, duration, seed, stop_on_error, interval, backend, sysfs_root, state_dir, "
-            "report, oplog, progress, sweep, sim)");
+            "report, oplog, progress, sweep, sim, tracepoints)");
   EXPECT_PRED2(StartsWith, ApplyError(R"({"$schema": "x"})"), "t.json: /$schema: unknown key ");
 }
 
@@ -660,6 +660,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   cfg.duration_ns = 9000000000001;
   cfg.seed = UINT64_MAX;
   cfg.stop_on_error = true;
+  cfg.tracepoints = false;
   cfg.interval_ns = 1500;
   cfg.backend = "sim";
   cfg.sysfs_root = "/tmp/sys";
@@ -686,7 +687,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_EQ(d["seed"], nullptr);
   EXPECT_EQ(d["sweep"]["levels"], "auto");
   EXPECT_EQ(d["duration"], "0");
-  EXPECT_EQ(d.size(), 16u);  // every struct key, no "comment"
+  EXPECT_EQ(d.size(), 17u);  // every struct key, no "comment"
 }
 
 TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {

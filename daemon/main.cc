@@ -69,6 +69,9 @@ int main(int argc, char** argv) {
   run->add_option("--progress", progress, "auto | always | never");
   auto* stop_opt =
       run->add_flag("--stop-on-error", stop_on_error, "Stop at the first failed operation");
+  bool tracepoints = true;
+  auto* trace_opt = run->add_flag("--tracepoints,!--no-tracepoints", tracepoints,
+                                  "Per-state kernel timing from the cpuhp tracepoints (tracefs)");
 
   // restore
   CLI::App* restore = app.add_subcommand(
@@ -144,6 +147,8 @@ int main(int argc, char** argv) {
     overrides["progress"] = progress;
   if (*stop_opt)
     overrides["stop_on_error"] = stop_on_error;
+  if (*trace_opt)
+    overrides["tracepoints"] = tracepoints;
   if (!cpuhp::ApplyConfigJson(overrides, "command line", &cfg, &err)) {
     spdlog::error("{}", err);
     return cpuhp::kExitBadInput;

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "trace_parser.h"
+
+#include <gtest/gtest.h>
+
+namespace cpuhp {
+namespace {
+
+TEST(TraceParser, EnterLineFrom618) {
+  TraceEvent ev;
+  ASSERT_TRUE(ParseTraceLine(
+      "     kworker/0:1-8772    [000] .....  2497.408107: cpuhp_enter: cpu: 0001 target:   0 "
+      "step: 144 (takedown_cpu)",
+      &ev));
+  EXPECT_EQ(ev.kind, TraceKind::kEnter);
+  EXPECT_EQ(ev.comm, "kworker/0:1");
+  EXPECT_EQ(ev.pid, 8772);
+  EXPECT_EQ(ev.event_cpu, 0);
+  EXPECT_EQ(ev.ts_ns, 2497408107000ull);
+  EXPECT_EQ(ev.cpu, 1);
+  EXPECT_EQ(ev.target, 0);
+  EXPECT_EQ(ev.idx, 144);
+  EXPECT_EQ(ev.fun, "takedown_cpu");
+}
+
+TEST(TraceParser, ExitAndMultiEnter) {
+  TraceEvent ev;
+  ASSERT_TRUE(ParseTraceLine(
+      "         cpuhp/1-20      [001] .....  2497.397595: cpuhp_exit:  cpu: 0001  state: 234 "
+      "step: 235 ret: -16",
+      &ev));
+  EXPECT_EQ(ev.kind, TraceKind::kExit);
+  EXPECT_EQ(ev.comm, "cpuhp/1");
+  EXPECT_EQ(ev.target, 234);
+  EXPECT_EQ(ev.idx, 235);
+  EXPECT_EQ(ev.ret, -16);
+  ASSERT_TRUE(ParseTraceLine(
+      "         cpuhp/1-20      [001] .....  2497.397598: cpuhp_multi_enter: cpu: 0001 target: "
+      "144 step: 201 (virtnet_cpu_down_prep)",
+      &ev));
+  EXPECT_EQ(ev.kind, TraceKind::kMultiEnter);
+  EXPECT_EQ(ev.fun, "virtnet_cpu_down_prep");
+}
+
+TEST(TraceParser, TaskNamesWithSpacesDashesAndTgidColumn) {
+  TraceEvent ev;
+  ASSERT_TRUE(ParseTraceLine(
+      "  my-tool v2-1234    (   1234) [003] d..1.   500.000100: cpuhp_enter: cpu: 0003 target: "
+      "211 step:   1 (smpboot_create_threads)",
+      &ev));
+  EXPECT_EQ(ev.comm, "my-tool v2");
+  EXPECT_EQ(ev.pid, 1234);
+  EXPECT_EQ(ev.event_cpu, 3);
+  EXPECT_EQ(ev.cpu, 3);
+  // No flags column (options/irq-info off).
+  ASSERT_TRUE(
+      ParseTraceLine("sh-5 [000] 12.000001: cpuhp_exit: cpu: 0001 state: 1 step: 1 ret: 0", &ev));
+  EXPECT_EQ(ev.ts_ns, 12000001000ull);
+}
+
+TEST(TraceParser, LostMarker) {
+  TraceEvent ev;
+  ASSERT_TRUE(ParseTraceLine("CPU:1 [LOST 123 EVENTS]", &ev));
+  EXPECT_EQ(ev.kind, TraceKind::kLost);
+  EXPECT_EQ(ev.event_cpu, 1);
+  EXPECT_EQ(ev.lost, 123u);
+}
+
+TEST(TraceParser, RejectsTruncatedAndForeignLines) {
+  const char* bad[] = {
+      "",
+      "# tracer: nop",
+      "this is not a trace line",
+      "     kworker/0:1-8772    [000] .....  3000.0",
+      "     kworker/0:1-8772    [000] .....  3000.004410: cpuhp_enter: cpu: 0001 target:   0 step:",
+      "     kworker/0:1-8772    [000] .....  3000.004410: cpuhp_enter: cpu: 0001 target:   0 step: "
+      "144 (takedo",
+      "         cpuhp/1-20      [001] .....  3000.004320: cpuhp_exit:  cpu: 0001  state: 147 step: "
+      "148 ret:",
+      "         cpuhp/1-20      [001] .....  3000.004320: cpuhp_exit:  cpu: 0001  state: 147 step: "
+      "148 ret: 0x",
+      "  <idle>-0 [001] d.h.. 2497.1: sched_switch: prev_comm=a",
+      "nopid [000] ..... 1.000001: cpuhp_exit: cpu: 0001 state: 1 step: 1 ret: 0",
+      "CPU:1 [LOST x EVENTS]",
+      "CPU:1 [LOST 5 EVE",
+  };
+  for (const char* line : bad) {
+    TraceEvent ev;
+    EXPECT_FALSE(ParseTraceLine(line, &ev)) << line;
+  }
+}
+
+TEST(TraceParser, ClassifiesWhereByTaskName) {
+  EXPECT_EQ(ClassifyTask("cpuhp/1", 1), StepWhere::kCpuhpThread);
+  EXPECT_EQ(ClassifyTask("cpuhp/1", 11), StepWhere::kControl);
+  EXPECT_EQ(ClassifyTask("cpuhp/11", 1), StepWhere::kControl);
+  EXPECT_EQ(ClassifyTask("migration/3", 3), StepWhere::kTargetCpu);
+  EXPECT_EQ(ClassifyTask("swapper/3", 3), StepWhere::kTargetCpu);
+  EXPECT_EQ(ClassifyTask("kworker/0:1", 1), StepWhere::kControl);
+  EXPECT_EQ(ClassifyTask("sh", 1), StepWhere::kControl);
+}
+
+std::vector<TraceStep> FeedLines(StepMatcher* m, const std::vector<std::string>& lines) {
+  std::vector<TraceStep> out;
+  for (const std::string& l : lines) {
+    TraceEvent ev;
+    EXPECT_TRUE(ParseTraceLine(l, &ev)) << l;
+    m->Feed(ev, &out);
+  }
+  return out;
+}
+
+TEST(StepMatcher, PairsPerTaskAcrossInterleavedCpus) {
+  StepMatcher m;
+  auto steps = FeedLines(
+      &m, {
+              "kworker/0:1-10 [000] ..... 1.000010: cpuhp_enter: cpu: 0001 target: 144 step: 236 "
+              "(cpuhp_kick_ap_work)",
+              "cpuhp/1-20 [001] ..... 1.000100: cpuhp_enter: cpu: 0001 target: 144 step: 235 "
+              "(sched_cpu_deactivate)",
+              "kworker/1:0-30 [001] ..... 1.000110: cpuhp_enter: cpu: 0002 target: 144 step: 235 "
+              "(sched_cpu_deactivate)",
+              "cpuhp/1-20 [001] ..... 1.004100: cpuhp_exit: cpu: 0001 state: 234 step: 235 ret: 0",
+              "kworker/1:0-30 [001] ..... 1.005110: cpuhp_exit: cpu: 0002 state: 234 step: 235 "
+              "ret: 0",
+              "kworker/0:1-10 [000] ..... 1.006000: cpuhp_exit: cpu: 0001 state: 144 step: 236 "
+              "ret: 0",
+          });
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[0].fun, "sched_cpu_deactivate");
+  EXPECT_EQ(steps[0].cpu, 1);
+  EXPECT_EQ(steps[0].where, StepWhere::kCpuhpThread);
+  EXPECT_EQ(steps[0].end_ns - steps[0].begin_ns, 4000000u);
+  EXPECT_EQ(steps[1].cpu, 2);
+  EXPECT_EQ(steps[1].end_ns - steps[1].begin_ns, 5000000u);
+  EXPECT_EQ(steps[2].fun, "cpuhp_kick_ap_work");
+  EXPECT_EQ(steps[2].where, StepWhere::kControl);
+  EXPECT_EQ(steps[2].end_ns - steps[2].begin_ns, 5990000u);
+  EXPECT_EQ(m.open(), 0u);
+  EXPECT_EQ(m.unmatched_exits(), 0u);
+}
+
+TEST(StepMatcher, CountsUnmatchedNeverGuesses) {
+  StepMatcher m;
+  auto steps = FeedLines(
+      &m, {
+              "sh-5 [000] ..... 1.000010: cpuhp_exit: cpu: 0001 state: 1 step: 1 ret: 0",
+              "sh-5 [000] ..... 1.000020: cpuhp_enter: cpu: 0001 target: 236 step: 30 (a)",
+              "sh-5 [000] ..... 1.000030: cpuhp_enter: cpu: 0001 target: 236 step: 35 (b)",
+              // The exit of 30 abandons the enter of 35 (its exit was lost).
+              "sh-5 [000] ..... 1.000040: cpuhp_exit: cpu: 0001 state: 30 step: 30 ret: 0",
+              "sh-5 [000] ..... 1.000050: cpuhp_enter: cpu: 0001 target: 236 step: 36 (c)",
+          });
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].fun, "a");
+  EXPECT_EQ(m.unmatched_exits(), 1u);
+  EXPECT_EQ(m.unmatched_enters(), 1u);
+  EXPECT_EQ(m.open(), 1u);
+}
+
+}  // namespace
+}  // namespace cpuhp

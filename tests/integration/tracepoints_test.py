@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Integration tests of the tracepoints timing source on this machine's real
+hotpluggable CPU (cpu1; CPUHP_TEST_CPU overrides): per-state kernel timing in
+the report, the state sum within the write latency, events of the dying CPU's
+cpuhp/N thread kept, and the tracefs instance gone after the run, also after
+a kill -9 (restore). Needs root, a hotpluggable CPU and the cpuhp events;
+otherwise skipped with the reason (exit 77).
+
+    tracepoints_test.py BUILD_DIR SOURCE_DIR
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+SYS = "/sys/devices/system/cpu"
+CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
+BIN = SRC = None
+
+
+def read(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def online_file(cpu=CPU):
+    return f"{SYS}/cpu{cpu}/online"
+
+
+def tracefs():
+    with open("/proc/mounts") as f:
+        for line in f:
+            dev, mnt, typ = line.split()[:3]
+            if typ == "tracefs":
+                return mnt
+    # Not mounted: the tool mounts it itself; the standard place.
+    return "/sys/kernel/tracing"
+
+
+def our_instances():
+    return sorted(glob.glob(f"{tracefs()}/instances/cpuhp-stress-*"))
+
+
+def skip_reason():
+    if os.geteuid() != 0:
+        return "not root: real hotplug and tracefs need root"
+    if not os.access(online_file(), os.W_OK):
+        return f"{online_file()} missing or not writable: cpu{CPU} cannot be hotplugged here"
+    return None
+
+
+class TracepointsTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="cpuhp-tp.")
+        self.dir = self.tmp.name
+        self.state = os.path.join(self.dir, "state")
+        self.report = os.path.join(self.dir, "report.json")
+        self.start_online = read(f"{SYS}/online")
+        self.instances_before = our_instances()
+
+    def tearDown(self):
+        left = read(f"{SYS}/online")
+        if read(online_file()) != "1":
+            with open(online_file(), "w") as f:
+                f.write("1")
+        self.tmp.cleanup()
+        self.assertEqual(left, self.start_online, "a CPU was left offline")
+
+    def run_tool(self, *args, check=None):
+        p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300)
+        if check is not None:
+            self.assertEqual(p.returncode, check, f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+        return p
+
+    def run_traced(self, ops, *extra):
+        p = self.run_tool("run", "--pattern", "roundrobin", "--cpus", str(CPU), "--seed", "1",
+                          "--iterations", str(ops), "--state-dir", self.state, "--report",
+                          self.report, "--progress", "never", *extra, check=0)
+        with open(self.report) as f:
+            r = json.load(f)
+        v = subprocess.run(["/usr/bin/python3", f"{SRC}/tests/validate_report.py",
+                            f"{SRC}/daemon/schema/report.schema.json", self.report],
+                           capture_output=True, text=True)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        return p, r
+
+    def test_kernel_states_in_report(self):
+        ops = 20
+        oplog = os.path.join(self.dir, "ops.jsonl")
+        p, r = self.run_traced(ops, "--tracepoints", "--oplog", oplog)
+        tp = r["timing_sources"]["tracepoints"]
+        if tp["status"] == "unavailable":
+            self.skipTest("tracepoints unavailable here: " + tp["reason"])
+        self.assertEqual(tp["status"], "ok")
+        self.assertEqual(tp["ops_with_steps"], ops)
+        self.assertEqual(tp["ops_without_steps"], 0)
+        self.assertEqual(tp["lost_events"]["total"], 0)
+        self.assertEqual(tp["events"]["unmatched_exits"], 0)
+        self.assertGreater(tp["events"]["parsed"], 50 * ops)  # ~95 per write here
+
+        states = {(s["function"], s["direction"]): s for s in tp["kernel_states"]}
+        td = states[("takedown_cpu", "offline")]
+        self.assertEqual(td["state"], "cpu:teardown")
+        self.assertEqual(td["where"], "control")
+        self.assertEqual(td["count"], ops // 2)
+        self.assertGreater(td["min_ns"], 10_000)  # stop_machine: never 10 us
+        # Events of the dying CPU's own cpuhp/N thread: one per offline.
+        sd = states[("sched_cpu_deactivate", "offline")]
+        self.assertEqual(sd["state"], "sched:active")
+        self.assertEqual(sd["where"], "cpuhp_thread")
+        self.assertEqual(sd["count"], ops // 2)
+        sa = states[("sched_cpu_activate", "online")]
+        self.assertEqual(sa["count"], ops // 2)
+
+        phases = {(ph["name"], ph["direction"]): ph for ph in tp["phases"]}
+        for key in (("takedown_cpu", "offline"), ("sched_cpu_deactivate", "offline")):
+            self.assertIn(key, phases)
+            rows = phases[key]["per_online_count"]
+            self.assertEqual(sum(row["count"] for row in rows), ops // 2)
+        self.assertTrue(("bringup_cpu", "online") in phases or
+                        ("cpuhp_bringup_ap", "online") in phases, list(phases))
+
+        # The state sum never exceeds the write, and matches the operation log.
+        with open(oplog) as f:
+            log = {l["i"]: l for l in map(json.loads, f)}
+        self.assertEqual(len(tp["first_operations"]), ops)
+        for op in tp["first_operations"]:
+            self.assertLessEqual(op["state_sum_ns"], op["write_ns"], op)
+            self.assertGreater(op["state_sum_ns"], 0, op)
+            self.assertEqual(op["write_ns"], log[op["i"]]["duration_ns"], op)
+            self.assertEqual(op["state_sum_ns"] + op["unaccounted_ns"], op["write_ns"])
+        for d in ("offline", "online"):
+            self.assertLessEqual(tp["per_operation"][d]["max_state_sum_fraction"], 1.0)
+        shares = sum(s["share"] for s in tp["kernel_states"])
+        self.assertLessEqual(shares, 1.0 + 1e-9)
+
+        self.assertTrue(tp["instance_removed"])
+        self.assertFalse(os.path.exists(tp["instance"]), tp["instance"])
+        self.assertEqual(our_instances(), self.instances_before)
+        self.assertIn("kernel states (tracepoints)", p.stdout)
+        self.assertIn("cpu:teardown", p.stdout)
+
+    def test_off_leaves_no_section(self):
+        _, r = self.run_traced(2, "--no-tracepoints")
+        self.assertNotIn("tracepoints", r["timing_sources"])
+        self.assertEqual(r["config"]["tracepoints"], False)
+
+    def test_kill9_leaves_instance_restore_removes_it(self):
+        p = subprocess.Popen([BIN, "run", "--cpus", str(CPU), "--iterations", "0",
+                              "--state-dir", self.state, "--report", self.report,
+                              "--interval", "200ms", "--progress", "never", "--tracepoints"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        inst = f"{tracefs()}/instances/cpuhp-stress-{p.pid}"
+        deadline = time.time() + 20
+        while time.time() < deadline and read(online_file()) != "0":
+            time.sleep(0.005)
+        p.kill()
+        p.wait()
+        self.assertTrue(os.path.isdir(inst), "no instance while the run was going")
+        r = self.run_tool("restore", "--state-dir", self.state, check=0)
+        self.assertIn(f"removed tracefs instance {inst}", r.stdout)
+        self.assertFalse(os.path.exists(inst))
+        self.assertEqual(read(online_file()), "1")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    BIN, SRC = os.path.join(sys.argv[1], "cpuhp-stress"), sys.argv[2]
+    why = skip_reason()
+    if why:
+        print(f"SKIPPED: {why}")
+        sys.exit(77)
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(TracepointsTest)
+    res = unittest.TextTestRunner(verbosity=2).run(suite)
+    failed = len(res.failures) + len(res.errors)
+    print(f"{res.testsRun - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
