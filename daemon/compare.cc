@@ -104,7 +104,11 @@ Metric MakeMetric(const std::string& name, const std::string& dir, const char* s
   m.cand_ns = static_cast<double>(U64(c, key.c_str()));
   m.ratio = m.base_ns > 0 ? m.cand_ns / m.base_ns : 0;
   m.threshold = ThresholdFor(o, m.name, dir, stat);
-  if (have_hists && hb.count() > 0 && hc.count() > 0) {
+  // A percentile bootstrap needs samples beyond the quantile: at least 20
+  // for the median and 10 above it for a tail quantile (1000 for p99).
+  // Fewer (such as the sweep's one-off set-up operations) get no verdict.
+  const double min_n = std::max(20.0, 10.0 / (1.0 - q));
+  if (have_hists && static_cast<double>(std::min(hb.count(), hc.count())) >= min_n) {
     RatioInterval ci = QuantileRatioInterval(hb, hc, q, o.confidence, o.resamples, seed);
     if (ci.ok) {
       m.has_ci = true;

@@ -16,7 +16,8 @@
 // A metric regresses when the whole confidence interval of its ratio
 // (candidate / baseline) lies above 1 + threshold, improves when it lies
 // below 1 - threshold; otherwise no change. A metric without CI (no buckets)
-// or without samples on one side gets no verdict ("n/a").
+// or with too few samples on one side for its quantile (fewer than 20 for
+// p50, than 10 beyond the quantile for p99: 1000) gets no verdict ("n/a").
 #pragma once
 
 #include <cstdio>
