@@ -442,8 +442,8 @@ class LavaYamlTest(unittest.TestCase):
 
 if __name__ == "__main__":
     build, SRC = sys.argv[1], sys.argv[2]
-    ART = sys.argv[3] if len(sys.argv) > 3 else os.path.join(build, "verdicts-artifacts")
+    ART = os.path.abspath(sys.argv[3] if len(sys.argv) > 3 else os.path.join(build, "verdicts-artifacts"))
     os.makedirs(ART, exist_ok=True)
-    BIN = os.path.join(build, "cpuhp-stress")
+    BIN = os.path.abspath(os.path.join(build, "cpuhp-stress"))
     sys.argv = sys.argv[:1]
     unittest.main(verbosity=2)
