@@ -57,7 +57,7 @@ uint64_t CountWarnings(const json& j, int depth) {
       std::string key = k;
       std::transform(key.begin(), key.end(), key.begin(), ::tolower);
       bool named = false;
-      for (const char* w : {"warn", "oops", "bug", "lockup", "panic", "taint"})
+      for (const char* w : {"warn", "oops", "bug", "lockup", "panic"})
         named |= key.find(w) != std::string::npos;
       if (named && v.is_number_integer())
         n += v.get<int64_t>() > 0 ? static_cast<uint64_t>(v.get<int64_t>()) : 0;
