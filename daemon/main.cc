@@ -11,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "compare.h"
 #include "config.h"
+#include "report_formats.h"
 
 namespace {
 
@@ -84,12 +86,43 @@ int main(int argc, char** argv) {
   std::string list_root = "/sys/devices/system/cpu";
   list->add_option("--sysfs-root", list_root, "CPU sysfs directory");
 
+  // compare
+  CLI::App* compare =
+      app.add_subcommand("compare", "Compare a candidate report with a baseline: exit 1 if slower");
+  std::string cmp_base, cmp_cand, cmp_format = "text";
+  std::vector<std::string> cmp_thresholds;
+  compare->add_option("baseline", cmp_base, "Baseline report (JSON)")->required();
+  compare->add_option("candidate", cmp_cand, "Candidate report (JSON)")->required();
+  compare->add_option("-t,--threshold", cmp_thresholds,
+                      "Change to call: 5% (default), or METRIC=20% (p99, offline.p50, "
+                      "offline.p50@online=8); repeatable");
+  compare->add_option("-f,--format", cmp_format, "text | markdown | json");
+
+  // report
+  CLI::App* report_cmd =
+      app.add_subcommand("report", "Render a report: text, markdown, junit, kcidb, lava, html");
+  std::string rep_path, rep_format = "text", rep_output, rep_baseline, rep_origin, rep_build_id;
+  std::vector<std::string> rep_limits, rep_thresholds;
+  report_cmd->add_option("report", rep_path, "Report (JSON)")->required();
+  report_cmd->add_option("-f,--format", rep_format,
+                         "text | markdown | junit | kcidb | lava | html");
+  report_cmd->add_option("-o,--output", rep_output, "Write here (atomically) instead of stdout");
+  report_cmd->add_option("--limit", rep_limits,
+                         "Fail a check above a ceiling: offline.p99=20ms; repeatable");
+  report_cmd->add_option("--baseline", rep_baseline,
+                         "Also check against this baseline report (compare verdicts as checks)");
+  report_cmd->add_option("-t,--threshold", rep_thresholds, "With --baseline: as for compare");
+  report_cmd->add_option("--origin", rep_origin, "kcidb: origin (default cpuhp_stress)");
+  report_cmd->add_option("--build-id", rep_build_id,
+                         "kcidb: build_id (default <origin>:<kernel release>)");
+
   // CLI11 would only say "A subcommand is required": name the word at fault.
   const std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "run" && first != "restore" &&
-      first != "list") {
+      first != "list" && first != "compare" && first != "report") {
     std::fprintf(stderr,
-                 "cpuhp-stress: error: unknown command '%s' (commands: run, restore, list)\n",
+                 "cpuhp-stress: error: unknown command '%s' (commands: run, restore, list, "
+                 "compare, report)\n",
                  argv[1]);
     return cpuhp::kExitBadInput;
   }
@@ -104,6 +137,38 @@ int main(int argc, char** argv) {
 
   if (*list)
     return cpuhp::ListCommand(list_root, stdout);
+
+  if (*compare || *report_cmd) {
+    cpuhp::CompareOptions copts;
+    std::string err;
+    for (const std::string& t : *compare ? cmp_thresholds : rep_thresholds)
+      if (!cpuhp::ParseThreshold(t, &copts, &err)) {
+        std::fprintf(stderr, "cpuhp-stress: error: %s\n", err.c_str());
+        return cpuhp::kExitBadInput;
+      }
+    if (*compare)
+      return cpuhp::CompareCommand(cmp_base, cmp_cand, copts, cmp_format, stdout);
+    cpuhp::ReportOptions ropts;
+    ropts.compare = copts;
+    if (!rep_origin.empty())
+      ropts.kcidb_origin = rep_origin;
+    ropts.kcidb_build_id = rep_build_id;
+    for (const std::string& l : rep_limits)
+      if (!cpuhp::ParseLimit(l, &ropts, &err)) {
+        std::fprintf(stderr, "cpuhp-stress: error: %s\n", err.c_str());
+        return cpuhp::kExitBadInput;
+      }
+    if (!rep_baseline.empty()) {
+      nlohmann::json base;
+      if (!cpuhp::LoadReport(rep_baseline, &base, &err)) {
+        std::fprintf(stderr, "cpuhp-stress: report: --baseline %s\n", err.c_str());
+        return cpuhp::kExitBadInput;
+      }
+      ropts.baseline = std::move(base);
+      ropts.baseline_path = rep_baseline;
+    }
+    return cpuhp::ReportCommand(rep_path, rep_format, rep_output, ropts, stdout);
+  }
 
   if (*restore) {
     cpuhp::Config cfg;

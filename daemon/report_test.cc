@@ -162,7 +162,7 @@ TEST(BuildReportTest, SectionsAndRunFacts) {
             (std::set<std::string>{
                 "schema_version", "tool", "interim", "host", "config", "seed", "cpus", "run",
                 "totals", "directions", "per_cpu", "per_online_count", "errors", "first_errors",
-                "first_errors_dropped", "timing_sources", "restore", "process"}));
+                "first_errors_dropped", "timing_sources", "restore", "process", "timeline"}));
   EXPECT_EQ(r["schema_version"], kReportSchemaVersion);
   EXPECT_EQ(r["tool"]["name"], "cpuhp-stress");
   EXPECT_EQ(r["interim"], false);

@@ -143,6 +143,7 @@ const Histogram& RunStats::by_cpu(int cpu, Direction d) const {
 
 void RunStats::Add(const OpRecord& rec) {
   int d = static_cast<int>(rec.dir);
+  timeline_.Add(rec);
   ops_++;
   ops_by_dir_[d]++;
   if (!rec.readback_ok) {
@@ -227,6 +228,7 @@ json RunStats::ToJson() const {
   json directions = json::object();
   for (int d = 0; d < kDirections; d++) {
     directions[kDirNames[d]] = SummarizeHistogram(by_dir_[d]);
+    directions[kDirNames[d]]["histogram"] = by_dir_[d].ToJson();
   }
 
   json per_cpu = json::array();
@@ -250,6 +252,7 @@ json RunStats::ToJson() const {
     for (const auto& [online, h] : by_online_[d]) {
       json level = SummarizeHistogram(h);
       level["online_cpus"] = online;
+      level["histogram"] = h.ToJson();
       levels.push_back(std::move(level));
     }
     per_online[kDirNames[d]] = std::move(levels);
@@ -266,12 +269,14 @@ json RunStats::ToJson() const {
     by_cpu_errors.push_back(std::move(e));
   }
 
-  return json{
-      {"totals", std::move(totals)},
-      {"directions", std::move(directions)},
-      {"per_cpu", std::move(per_cpu)},
-      {"per_online_count", std::move(per_online)},
-      {"errors", {{"by_errno", std::move(by_errno)}, {"by_cpu", std::move(by_cpu_errors)}}}};
+  json out =
+      json{{"totals", std::move(totals)},
+           {"directions", std::move(directions)},
+           {"per_cpu", std::move(per_cpu)},
+           {"per_online_count", std::move(per_online)},
+           {"errors", {{"by_errno", std::move(by_errno)}, {"by_cpu", std::move(by_cpu_errors)}}}};
+  out["timeline"] = timeline_.ToJson();
+  return out;
 }
 
 // Checkpoint form. Histograms keep their buckets; only non-empty per-CPU
@@ -313,7 +318,8 @@ json RunStats::StateToJson() const {
               {"by_online_count", std::move(by_online)},
               {"by_cpu", std::move(by_cpu)},
               {"errors_by_cpu", std::move(errors)},
-              {"readback_by_cpu", std::move(readback)}};
+              {"readback_by_cpu", std::move(readback)},
+              {"timeline", timeline_.StateToJson()}};
 }
 
 bool RunStats::StateFromJson(const json& j, std::string* err) {
@@ -487,6 +493,10 @@ bool RunStats::StateFromJson(const json& j, std::string* err) {
     return fail("readback_by_cpu: counts add up to " + std::to_string(readback_sum) +
                 ", readback_mismatches is " + std::to_string(s.readback_mismatches_));
   }
+
+  // Optional: checkpoints written before the timeline existed have none.
+  if (j.contains("timeline") && !s.timeline_.StateFromJson(j["timeline"], &msg))
+    return fail(msg);
 
   *this = std::move(s);
   return true;

@@ -15,6 +15,7 @@
 
 #include "histogram.h"
 #include "op_record.h"
+#include "timeline.h"
 
 namespace cpuhp {
 
@@ -41,13 +42,17 @@ class RunStats {
   // (cpu, errno) -> count, and errno -> count.
   const std::map<std::pair<int, int>, uint64_t>& errors_by_cpu() const { return errors_by_cpu_; }
   std::map<int, uint64_t> errors_by_errno() const;
+  // Downsampled latency over the run (bounded); not merged by Merge.
+  const Timeline& timeline() const { return timeline_; }
   // CPUs that had at least one operation.
   std::vector<int> cpus_seen() const;
 
   void Merge(const RunStats& other);
 
   // Report sections (see daemon/schema/report.schema.json):
-  // "totals", "directions", "per_cpu", "per_online_count", "errors".
+  // "totals", "directions", "per_cpu", "per_online_count", "errors",
+  // "timeline". Directions and online-count levels also carry their
+  // histogram's buckets ("histogram", Histogram::ToJson) for compare.
   nlohmann::json ToJson() const;
 
   // Full state for checkpoints (histograms serialized); FromJson refuses
@@ -67,6 +72,7 @@ class RunStats {
   std::map<int, Histogram> by_online_[kDirections];
   std::map<std::pair<int, int>, uint64_t> errors_by_cpu_;
   std::map<int, uint64_t> readback_by_cpu_;  // cpu -> readback mismatches
+  Timeline timeline_;
 };
 
 // The JSON summary of one histogram: {"count", "min_ns", "max_ns", "mean_ns",

@@ -163,7 +163,14 @@ TEST(RunStatsTest, PerOnlineCountLevels) {
   EXPECT_EQ(levels["online"][0]["online_cpus"], 2);
   std::set<std::string> level_keys = kSummaryKeys;
   level_keys.insert("online_cpus");
+  level_keys.insert("histogram");
   EXPECT_EQ(Keys(levels["offline"][0]), level_keys);
+  // The buckets behind the summary, for compare: the same histogram back.
+  Histogram back;
+  std::string herr;
+  ASSERT_TRUE(back.FromJson(levels["offline"][0]["histogram"], &herr)) << herr;
+  EXPECT_EQ(back.count(), 2u);
+  EXPECT_EQ(back.PercentileNs(50), 200u);
 }
 
 TEST(RunStatsTest, PerCpuGrowsBeyondMaxCpus) {
@@ -224,12 +231,17 @@ TEST(RunStatsTest, JsonShapeIsExact) {
   }
   json j = s.ToJson();
   EXPECT_EQ(Keys(j), (std::set<std::string>{"totals", "directions", "per_cpu", "per_online_count",
-                                            "errors"}));
+                                            "errors", "timeline"}));
   EXPECT_EQ(Keys(j["totals"]), (std::set<std::string>{"ops", "ok", "failed", "readback_mismatches",
                                                       "offline_ops", "online_ops"}));
   EXPECT_EQ(Keys(j["directions"]), (std::set<std::string>{"offline", "online"}));
-  ExpectSummaryShape(j["directions"]["offline"], "directions.offline");
-  ExpectSummaryShape(j["directions"]["online"], "directions.online");
+  for (const char* d : {"offline", "online"}) {
+    json summary = j["directions"][d];
+    ASSERT_TRUE(summary.contains("histogram")) << d;
+    EXPECT_EQ(summary["histogram"]["count"], summary["count"]) << d;
+    summary.erase("histogram");
+    ExpectSummaryShape(summary, std::string("directions.") + d);
+  }
   ASSERT_EQ(j["per_cpu"].size(), 3u);
   for (const json& c : j["per_cpu"]) {
     EXPECT_EQ(Keys(c),
@@ -260,6 +272,7 @@ TEST(RunStatsTest, JsonShapeIsExact) {
 
   // An empty run is all zeros, with the same shape.
   json empty = RunStats().ToJson();
+  empty["directions"]["online"].erase("histogram");
   ExpectSummaryShape(empty["directions"]["online"], "empty");
   EXPECT_EQ(empty["directions"]["online"], json::parse(R"({"count": 0, "min_ns": 0, "max_ns": 0,
       "mean_ns": 0.0, "stddev_ns": 0.0, "p50_ns": 0, "p90_ns": 0, "p99_ns": 0, "p99_9_ns": 0})"));
@@ -365,8 +378,18 @@ TEST(RunStatsTest, MergeEqualsAddingAll) {
   merged.Merge(sa);
   merged.Merge(RunStats());
   merged.Merge(sb);
-  ExpectJsonNear(merged.ToJson(), all.ToJson());
-  ExpectJsonNear(merged.StateToJson(), all.StateToJson());
+  // The timeline is one run's series over its operation index: not merged.
+  json merged_json = merged.ToJson();
+  json all_json = all.ToJson();
+  EXPECT_TRUE(merged_json["timeline"]["points"].empty());
+  merged_json.erase("timeline");
+  all_json.erase("timeline");
+  ExpectJsonNear(merged_json, all_json);
+  json merged_state = merged.StateToJson();
+  json all_state = all.StateToJson();
+  merged_state.erase("timeline");
+  all_state.erase("timeline");
+  ExpectJsonNear(merged_state, all_state);
   EXPECT_EQ(merged.ops(), 4001u);
   EXPECT_EQ(merged.by_cpu(12, kOn).count(), 0u);
   EXPECT_EQ(merged.errors_by_cpu().at({12, EINVAL}), 1u);

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+// `cpuhp-stress compare BASE.json CAND.json`: is the candidate faster, slower
+// or the same, with evidence.
+//
+// Compared, per direction (offline, online):
+//   directions            all operations            p50, p99 with CI; max
+//   per_online_count      each online-CPU level     p50, p99 with CI; max
+//   per_cpu               each CPU                  p50, p99, max (no buckets
+//                                                   in per_cpu: ratio only)
+//   errors, restore       checks: failed operations, readback mismatches,
+//                         restore success
+//   any other section     every latency summary ({count, p50_ns, ...}) found
+//                         at the same path in both reports (kernel phases,
+//                         kernel states, ...), with CI when it carries a
+//                         "histogram"; everything else there is skipped.
+// A metric regresses when the whole confidence interval of its ratio
+// (candidate / baseline) lies above 1 + threshold, improves when it lies
+// below 1 - threshold; otherwise no change. A metric without CI (no buckets)
+// or with too few samples on one side for its quantile (fewer than 20 for
+// p50, than 10 beyond the quantile for p99: 1000) gets no verdict ("n/a").
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cpuhp {
+
+struct CompareOptions {
+  double threshold = 0.05;  // fraction
+  // Per-metric thresholds (fractions), keyed by the metric's full name
+  // ("offline.p99@online=8"), "<direction>.<stat>", "<stat>" or
+  // "<direction>", first match wins in that order.
+  std::map<std::string, double> overrides;
+  double confidence = 0.95;
+  int resamples = 2000;
+  uint64_t seed = 1;
+};
+
+enum class Verdict { kNoChange, kImproved, kRegressed, kNotApplicable };
+const char* VerdictName(Verdict v);
+
+struct Metric {
+  std::string name;  // "offline.p50", "offline.p50@online=8", "per_cpu.cpu1.offline.p50"
+  std::string stat;  // "p50", "p99"
+  double base_ns = 0;
+  double cand_ns = 0;
+  double ratio = 0;  // cand / base; 0 when base is 0
+  bool has_ci = false;
+  double ci_lo = 0;
+  double ci_hi = 0;
+  double threshold = 0;
+  Verdict verdict = Verdict::kNotApplicable;
+};
+
+struct CompareRow {
+  std::string group;  // "offline latency", "per_cpu offline", "kernel_phases"
+  std::string label;  // "all", "8" (online CPUs), "cpu1", a path
+  uint64_t base_count = 0;
+  uint64_t cand_count = 0;
+  Metric p50;
+  Metric p99;
+  uint64_t base_max_ns = 0;
+  uint64_t cand_max_ns = 0;
+  Verdict verdict() const;  // regressed if either metric is, else improved if either is
+};
+
+struct CompareCheck {
+  std::string name;  // "errors", "readback", "restore"
+  std::string base;
+  std::string cand;
+  Verdict verdict = Verdict::kNoChange;
+};
+
+struct Comparison {
+  std::string base_path;
+  std::string cand_path;
+  CompareOptions options;
+  std::vector<CompareRow> rows;
+  std::vector<CompareCheck> checks;
+  std::vector<std::string> notes;  // skipped sections, clock differences
+  bool regressed() const;
+  int regressions() const;
+  int improvements() const;
+};
+
+// Reads and sanity-checks one report. On failure *err is one line naming the
+// file and the problem.
+bool LoadReport(const std::string& path, nlohmann::json* out, std::string* err);
+// Both reports measure the same thing: same schema version, same CPU sets.
+bool CheckComparable(const nlohmann::json& base, const nlohmann::json& cand, std::string* err);
+
+Comparison Compare(const nlohmann::json& base, const nlohmann::json& cand,
+                   const CompareOptions& opts);
+
+std::string CompareText(const Comparison& c);
+std::string CompareMarkdown(const Comparison& c);
+nlohmann::json CompareJson(const Comparison& c);
+
+// "5%", "5", "0.5%" -> 0.05, 0.05, 0.005; "p99=20%" is an override.
+bool ParseThreshold(const std::string& text, CompareOptions* opts, std::string* err);
+
+// Exit codes: 0 nothing regressed, 1 something did, 2 bad input.
+int CompareCommand(const std::string& base_path, const std::string& cand_path,
+                   const CompareOptions& opts, const std::string& format, std::FILE* out);
+
+}  // namespace cpuhp
