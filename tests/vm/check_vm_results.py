@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side asserts on a cpuhp_probe guest run (see run_vm_test.sh).
+
+check_vm_results.py CONSOLE_LOG WORK_DIR ARCH SMP
+Writes the decoded files into WORK_DIR/out/ and prints one line per check.
+"""
+import base64
+import json
+import os
+import re
+import sys
+
+console, work, arch, smp = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+text = open(console, errors="replace").read()
+outdir = os.path.join(work, "out")
+os.makedirs(outdir, exist_ok=True)
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+files = {}
+for m in re.finditer(r"==CPUHP== BEGIN (\S+)\n(.*?)==CPUHP== END \1\n", text, re.S):
+    data = base64.b64decode("".join(m.group(2).split()))
+    files[m.group(1)] = data
+    open(os.path.join(outdir, m.group(1)), "wb").write(data)
+status = dict(re.findall(r"==CPUHP== STATUS (\S+) (-?\d+)", text))
+
+check("==CPUHP== DONE" in text, "guest reached the end of /init")
+for step in ("daemon_nomod", "insmod", "check", "daemon_withmod", "dump", "rmmod"):
+    check(status.get(step) == "0", f"{step} exit status 0 (got {status.get(step)})")
+m = re.search(r"==CPUHP== online at end (\S+)", text)
+check(m is not None and m.group(1) == f"0-{smp - 1}", f"all CPUs online at end ({m and m.group(1)})")
+dmesg = files.get("dmesg", b"").decode(errors="replace") + text
+bad = [l for l in dmesg.splitlines() if re.search(r"WARNING:|BUG:|Oops|Call Trace|kernel panic", l)]
+check(not bad, "no WARN/BUG/Oops in the guest log" + (": " + bad[0] if bad else ""))
+check(b"crw-------" in files.get("devmode", b""), "/dev/cpuhp_probe is mode 0600")
+kver = re.search(r"kernel (\d+)\.(\d+)", text)
+kver = (int(kver.group(1)), int(kver.group(2))) if kver else (0, 0)
+
+# --- the plain reader's dump ----------------------------------------------
+try:
+    dump = json.loads(files.get("dump.json", b"{}"))
+except ValueError as e:
+    dump = {}
+    check(False, f"dump.json parses ({e})")
+probes = {p["name"]: p for p in dump.get("probes", [])}
+if arch == "amd64":
+    expect = ["takedown_cpu", "take_cpu_down", "_cpu_up", "_cpu_down", "get_nohz_timer_target"]
+    expect += ["native_cpu_up", "bringup_cpu"] if kver < (6, 5) else ["cpuhp_kick_ap_alive", "cpuhp_bringup_ap"]
+    absent = ["__cpu_up"]
+else:
+    expect = ["__cpu_up", "bringup_cpu", "takedown_cpu", "take_cpu_down", "_cpu_up", "_cpu_down",
+              "get_nohz_timer_target"]
+    absent = ["native_cpu_up", "cpuhp_kick_ap_alive", "cpuhp_bringup_ap"]
+for name in expect:
+    p = probes.get(name, {})
+    check(p.get("placed") == 1, f"probe {name} placed ({p.get('symbol')}) {p.get('reason', '')}")
+    if name != "get_nohz_timer_target":
+        check(p.get("hits", 0) > 0, f"probe {name} hits > 0 ({p.get('hits')})")
+    check(p.get("nmissed") == 0 and p.get("dropped") == 0,
+          f"probe {name} nmissed 0 dropped 0 ({p.get('nmissed')}, {p.get('dropped')})")
+for name in absent:
+    p = probes.get(name, {})
+    check(p.get("placed") == 0 and p.get("reason"), f"probe {name} unavailable with a reason ({p.get('reason')})")
+recs = dump.get("records", [])
+check(len(recs) > 0 and dump.get("poll_ready") == 1, f"reader got {len(recs)} records, poll ready")
+names = {p["id"]: p["name"] for p in dump.get("probes", [])}
+# Nesting inside the reader's loop: each takedown_cpu lies inside a _cpu_down.
+downs = [r for r in recs if names.get(r["probe_id"]) == "_cpu_down"]
+nested = 0
+for r in recs:
+    if names.get(r["probe_id"]) != "takedown_cpu":
+        continue
+    outer = [d for d in downs if d["target_cpu"] == r["target_cpu"] and d["start_ns"] <= r["start_ns"]
+             and r["start_ns"] + r["duration_ns"] <= d["start_ns"] + d["duration_ns"]]
+    nested += bool(outer)
+n_take = sum(1 for r in recs if names.get(r["probe_id"]) == "takedown_cpu")
+check(n_take == smp - 1 and nested == n_take, f"every takedown_cpu ({n_take}) nests in its _cpu_down ({nested})")
+check(all(r["retval"] == 0 for r in recs), "every hotplug-path probe returned 0")
+nohz = dump.get("nohz", {})
+check(nohz.get("count", 0) > 0 and sum(nohz.get("buckets", [])) == nohz.get("count"),
+      f"get_nohz_timer_target histogram non-empty and consistent ({nohz.get('count')})")
+
+# --- the daemon runs ---------------------------------------------------------
+def report(name):
+    try:
+        return json.loads(files.get(name, b""))
+    except ValueError:
+        return None
+
+nomod, withmod = report("nomod.json"), report("withmod.json")
+check(nomod is not None, "daemon report without the module")
+check(withmod is not None, "daemon report with the module")
+if nomod:
+    k = nomod.get("timing_sources", {}).get("kmod", {})
+    check(k.get("status") == "unavailable" and "cpuhp_probe" in k.get("reason", ""),
+          f"without the module: kmod unavailable with a reason ({k.get('reason')})")
+if withmod:
+    k = withmod.get("timing_sources", {}).get("kmod", {})
+    check(k.get("status") == "ok", f"with the module: kmod status ok ({k.get('status')}, {k.get('reason')})")
+    phases = k.get("kernel_phases", {})
+    for d, name in (("offline", "takedown_cpu"), ("online", "_cpu_up")):
+        ph = phases.get(d, {}).get(name, {})
+        check(ph.get("all", {}).get("count", 0) > 0, f"kernel_phases {d}/{name} n > 0 ({ph.get('all', {}).get('count')})")
+    for p in k.get("probes", []):
+        if p.get("placed"):
+            check(p.get("nmissed") == 0, f"daemon probe table: {p['name']} nmissed 0 ({p.get('nmissed')})")
+    ops = k.get("ops", [])
+    inside = [o for o in ops if "takedown_cpu" in o.get("phases", {})]
+    check(inside and all(o["phases"]["takedown_cpu"] < o["write_ns"] for o in inside),
+          f"takedown_cpu < write latency of the same op ({len(inside)} ops)")
+    check(k.get("records", {}).get("nesting_violations", 1) == 0, "no phase longer than its write")
+if nomod and withmod:
+    a = nomod.get("directions", {})
+    b = withmod.get("directions", {})
+    for d in ("offline", "online"):
+        ma, mb = a.get(d, {}).get("mean_ns", 0), b.get(d, {}).get("mean_ns", 0)
+        if ma:
+            print(f"info {d} mean write latency: {ma / 1e6:.2f} ms without module, {mb / 1e6:.2f} ms with (ratio {mb / ma:.2f})")
+if nohz.get("count"):
+    print(f"info get_nohz_timer_target: {nohz['count']} hits, mean {nohz['sum_ns'] / nohz['count']:.0f} ns "
+          f"(entry to return inside the kretprobe), max {nohz['max_ns']} ns")
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# /init of the cpuhp_probe test guest (busybox). Every result goes to the
+# serial console between "==CPUHP== BEGIN <name>" / "==CPUHP== END <name>"
+# markers (base64 for files); tests/vm/check_vm_results.py reads them.
+# cpuhp_ops=N on the kernel command line reaches us as $cpuhp_ops.
+export PATH=/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t tmpfs tmp /tmp
+ops=${cpuhp_ops:-24}
+mark() { echo "==CPUHP== $*"; }
+emit() {  # emit NAME FILE
+	mark "BEGIN $1"
+	base64 "$2"
+	mark "END $1"
+}
+status() { mark "STATUS $1 $2"; }
+
+mark "guest up: online $(cat /sys/devices/system/cpu/online) kernel $(cat /proc/sys/kernel/osrelease)"
+run_daemon() {  # run_daemon NAME [config]
+	cfg=""
+	[ -n "$2" ] && cfg="--config $2"
+	cpuhp-stress run $cfg --pattern roundrobin --cpus all -n "$ops" --progress never \
+		--state-dir /tmp/state-$1 --report /tmp/$1.json > /tmp/$1.out 2>&1
+	status "daemon_$1" $?
+	emit "$1.out" /tmp/$1.out
+	[ -f /tmp/$1.json ] && emit "$1.json" /tmp/$1.json
+}
+
+# 1. Without the module: the kmod source must say "unavailable" and run on.
+printf '{"kmod": {"enabled": true, "device": "/dev/cpuhp_probe"}}\n' > /tmp/kmod.json
+run_daemon nomod /tmp/kmod.json
+
+# 2. Load, check the ioctl contract, run with the kmod source.
+insmod /bin/cpuhp_probe.ko
+status insmod $?
+ls -l /dev/cpuhp_probe > /tmp/devmode 2>&1
+emit devmode /tmp/devmode
+cpuhp_probe_dump check > /tmp/check.out 2>&1
+status check $?
+emit check.out /tmp/check.out
+run_daemon withmod /tmp/kmod.json
+
+# 3. A plain reader dump after a second short loop (records the daemon did
+#    not consume), then unload.
+cpuhp_probe_dump reset
+for c in $(ls -d /sys/devices/system/cpu/cpu[0-9]* | sed 's/.*cpu//'); do
+	[ -f /sys/devices/system/cpu/cpu$c/online ] || continue
+	echo 0 > /sys/devices/system/cpu/cpu$c/online
+	echo 1 > /sys/devices/system/cpu/cpu$c/online
+done
+cpuhp_probe_dump dump > /tmp/dump.json 2>&1
+status dump $?
+emit dump.json /tmp/dump.json
+
+# 4. Same loop again with the module loaded vs unloaded is in the daemon runs.
+rmmod cpuhp_probe
+status rmmod $?
+mark "online at end $(cat /sys/devices/system/cpu/online)"
+dmesg > /tmp/dmesg.txt
+emit dmesg /tmp/dmesg.txt
+mark "DONE"
+sync
+# isa-debug-exit: QEMU exits (v << 1) | 1; the host decides pass/fail.
+printf '\000' | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
+poweroff -f
