@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cpu_list.h"
+#include "kmod_source.h"
 #include "oplog.h"
 #include "progress.h"
 #include "report.h"
@@ -195,8 +196,14 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
                                     {{"status", "ok"},
                                      {"clock", sim ? "simulated" : "CLOCK_MONOTONIC"},
                                      {"measures", "write(2) of 0/1 to cpuN/online"}}}};
+  std::vector<TimingSource*> all_sources = sources;
+  std::unique_ptr<KmodSource> kmod_source;
+  if (cfg.kmod.enabled) {
+    kmod_source = std::make_unique<KmodSource>(cfg.kmod.device);
+    all_sources.push_back(kmod_source.get());
+  }
   std::vector<TimingSource*> running;
-  for (TimingSource* s : sources) {
+  for (TimingSource* s : all_sources) {
     std::string why;
     if (s->Start(&why)) {
       running.push_back(s);

@@ -38,6 +38,12 @@ struct SimConfig {
   double error_rate = 0.0;  // fraction of writes failing with EBUSY
 };
 
+// The cpuhp_probe kernel module as a timing source (daemon/kmod_source.h).
+struct KmodConfig {
+  bool enabled = false;
+  std::string device = "/dev/cpuhp_probe";
+};
+
 struct Config {
   Pattern pattern = Pattern::kRoundRobin;
   std::string cpus = "all";      // kernel CPU list or "all" (every hotpluggable CPU)
@@ -55,6 +61,7 @@ struct Config {
   ProgressMode progress = ProgressMode::kAuto;
   SweepConfig sweep;
   SimConfig sim;
+  KmodConfig kmod;
 };
 
 // Parses and validates a config document on top of `*cfg` (keys absent in the

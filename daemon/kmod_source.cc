@@ -22,15 +22,20 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kProbeNames[CPUHP_PROBE_NR] = {
-    "__cpu_up",    "native_cpu_up", "cpuhp_kick_ap_alive", "cpuhp_bringup_ap", "bringup_cpu",
-    "takedown_cpu", "take_cpu_down", "_cpu_up",             "_cpu_down",        "get_nohz_timer_target",
+    "__cpu_up",    "native_cpu_up",         "cpuhp_kick_ap_alive", "cpuhp_bringup_ap",
+    "bringup_cpu", "takedown_cpu",          "take_cpu_down",       "_cpu_up",
+    "_cpu_down",   "get_nohz_timer_target",
 };
 
-std::string Errno(int e) { return std::strerror(e); }
+std::string Errno(int e) {
+  return std::strerror(e);
+}
 
 }  // namespace
 
-const char* KmodProbeName(uint32_t id) { return id < CPUHP_PROBE_NR ? kProbeNames[id] : ""; }
+const char* KmodProbeName(uint32_t id) {
+  return id < CPUHP_PROBE_NR ? kProbeNames[id] : "";
+}
 
 bool KmodProbeDirection(uint32_t id, Direction* dir) {
   switch (id) {

@@ -159,7 +159,8 @@ TEST(KmodJoinerTest, OpsListIsBounded) {
   KmodJoiner j;
   for (uint64_t i = 0; i < KmodJoiner::kMaxOpsListed + 5; ++i) {
     uint64_t t = 1000 + i * 10000;
-    j.Join(Op(i, 1, Direction::kOffline, t, 5000, 2), {Rec(CPUHP_PROBE_TAKEDOWN_CPU, 1, t + 1, 10)});
+    j.Join(Op(i, 1, Direction::kOffline, t, 5000, 2),
+           {Rec(CPUHP_PROBE_TAKEDOWN_CPU, 1, t + 1, 10)});
   }
   nlohmann::json out = j.ToJson();
   EXPECT_EQ(out["ops"].size(), KmodJoiner::kMaxOpsListed);
