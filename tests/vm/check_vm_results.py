@@ -116,13 +116,23 @@ if withmod:
     check(inside and all(o["phases"]["takedown_cpu"] < o["write_ns"] for o in inside),
           f"takedown_cpu < write latency of the same op ({len(inside)} ops)")
     check(k.get("records", {}).get("nesting_violations", 1) == 0, "no phase longer than its write")
-if nomod and withmod:
-    a = nomod.get("directions", {})
-    b = withmod.get("directions", {})
+nomod2 = report("nomod2.json")
+check(status.get("daemon_nomod2") == "0" and nomod2 is not None, "daemon run after rmmod")
+if nomod and withmod and nomod2:
     for d in ("offline", "online"):
-        ma, mb = a.get(d, {}).get("mean_ns", 0), b.get(d, {}).get("mean_ns", 0)
-        if ma:
-            print(f"info {d} mean write latency: {ma / 1e6:.2f} ms without module, {mb / 1e6:.2f} ms with (ratio {mb / ma:.2f})")
+        m1, m2 = (r.get("directions", {}).get(d, {}).get("mean_ns", 0) for r in (nomod, nomod2))
+        mb = withmod.get("directions", {}).get(d, {}).get("mean_ns", 0)
+        base = (m1 + m2) / 2
+        if base:
+            print(f"info {d} mean write latency: {m1 / 1e6:.2f} ms before insmod, {mb / 1e6:.2f} ms with module, "
+                  f"{m2 / 1e6:.2f} ms after rmmod: ratio {mb / base:.2f}")
+loops = {m.group(1): [int(x) for x in m.group(2).split()]
+         for m in re.finditer(r"==CPUHP== SLEEPLOOP (\w+) ([\d ]+)", text)}
+if all(k in loops for k in ("before", "with", "after")) and len(loops["with"]) == 3 and loops["with"][2]:
+    n, base = loops["before"][0], (loops["before"][1] + loops["after"][1]) / 2
+    hits = loops["with"][2]
+    print(f"info nanosleep x{n}: {base / n:.0f} ns/iter without module, {loops['with'][1] / n:.0f} ns/iter with; "
+          f"{hits} get_nohz_timer_target hits: cost {(loops['with'][1] - base) / hits:.0f} ns per hit")
 if nohz.get("count"):
     print(f"info get_nohz_timer_target: {nohz['count']} hits, mean {nohz['sum_ns'] / nohz['count']:.0f} ns "
           f"(entry to return inside the kretprobe), max {nohz['max_ns']} ns")

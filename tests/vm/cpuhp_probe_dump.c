@@ -9,6 +9,10 @@
  *   cpuhp_probe_dump check   ioctl/read error codes; exit 0 if all as specified
  *   cpuhp_probe_dump reset   empty the rings and zero the counters
  *   cpuhp_probe_dump dump    JSON to stdout
+ *   cpuhp_probe_dump nohz    get_nohz_timer_target hit count since reset
+ *   cpuhp_probe_dump sleeploop N   N relative 1 ns nanosleeps (each starts a
+ *                            non-pinned hrtimer: a get_nohz_timer_target
+ *                            call); prints the elapsed ns. No device needed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../kmod/uapi/cpuhp_probe.h"
@@ -142,10 +147,35 @@ static void dump(int fd)
 	free(counts);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+static int sleeploop(long n)
+{
+	struct timespec one = { .tv_sec = 0, .tv_nsec = 1 };
+	uint64_t t0 = now_ns();
+	long i;
+
+	for (i = 0; i < n; i++)
+		nanosleep(&one, NULL);
+	printf("%ld %llu\n", n, (unsigned long long)(now_ns() - t0));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "dump";
-	int fd = open_dev(), rc = 0;
+	struct cpuhp_probe_hist h;
+	int fd, rc = 0;
+
+	if (!strcmp(cmd, "sleeploop"))
+		return sleeploop(argc > 2 ? atol(argv[2]) : 1000);
+	fd = open_dev();
 
 	if (!strcmp(cmd, "check"))
 		rc = check(fd);
@@ -153,8 +183,14 @@ int main(int argc, char **argv)
 		rc = ioctl(fd, CPUHP_PROBE_IOC_RESET) ? 2 : 0;
 	else if (!strcmp(cmd, "dump"))
 		dump(fd);
+	else if (!strcmp(cmd, "nohz")) {
+		memset(&h, 0, sizeof(h));
+		h.cpu = CPUHP_PROBE_ALL_CPUS;
+		rc = ioctl(fd, CPUHP_PROBE_IOC_HIST, &h) ? 2 : 0;
+		printf("%llu\n", (unsigned long long)h.count);
+	}
 	else {
-		fprintf(stderr, "usage: cpuhp_probe_dump check|reset|dump\n");
+		fprintf(stderr, "usage: cpuhp_probe_dump check|reset|dump|nohz|sleeploop N\n");
 		rc = 2;
 	}
 	close(fd);

@@ -29,6 +29,11 @@ run_daemon() {  # run_daemon NAME [config]
 	[ -f /tmp/$1.json ] && emit "$1.json" /tmp/$1.json
 }
 
+# Cost per get_nohz_timer_target hit: a nanosleep loop without the module
+# (before insmod and after rmmod) and with it, hits counted by the module.
+loops=${cpuhp_loops:-4000}
+mark "SLEEPLOOP before $(cpuhp_probe_dump sleeploop $loops)"
+
 # 1. Without the module: the kmod source must say "unavailable" and run on.
 printf '{"kmod": {"enabled": true, "device": "/dev/cpuhp_probe"}}\n' > /tmp/kmod.json
 run_daemon nomod /tmp/kmod.json
@@ -42,6 +47,8 @@ cpuhp_probe_dump check > /tmp/check.out 2>&1
 status check $?
 emit check.out /tmp/check.out
 run_daemon withmod /tmp/kmod.json
+cpuhp_probe_dump reset
+mark "SLEEPLOOP with $(cpuhp_probe_dump sleeploop $loops) $(cpuhp_probe_dump nohz)"
 
 # 3. A plain reader dump after a second short loop (records the daemon did
 #    not consume), then unload.
@@ -58,6 +65,10 @@ emit dump.json /tmp/dump.json
 # 4. Same loop again with the module loaded vs unloaded is in the daemon runs.
 rmmod cpuhp_probe
 status rmmod $?
+mark "SLEEPLOOP after $(cpuhp_probe_dump sleeploop $loops)"
+# A second run without the module: with-module latency is compared with
+# the mean of the runs before and after it (TCG warms up over time).
+run_daemon nomod2 /tmp/kmod.json
 mark "online at end $(cat /sys/devices/system/cpu/online)"
 dmesg > /tmp/dmesg.txt
 emit dmesg /tmp/dmesg.txt
