@@ -22,6 +22,7 @@
 #include <linux/cpumask.h>
 #include <linux/fs.h>
 #include <linux/kprobes.h>
+#include <linux/log2.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
@@ -45,7 +46,7 @@ MODULE_PARM_DESC(probes,
 
 static unsigned int ring_records = 1024;
 module_param(ring_records, uint, 0444);
-MODULE_PARM_DESC(ring_records, "Records per CPU ring (16..65536)");
+MODULE_PARM_DESC(ring_records, "Records per CPU ring (16..65536, rounded up to a power of two)");
 
 struct cp_probe {
 	const char *name;
@@ -601,6 +602,8 @@ static int __init cp_init(void)
 		pr_err("ring_records=%u: expected 16..65536\n", ring_records);
 		return -EINVAL;
 	}
+	/* A power of two keeps slot = counter % size continuous across u32 wrap. */
+	ring_records = roundup_pow_of_two(ring_records);
 	ret = cp_select();
 	if (ret)
 		return ret;
