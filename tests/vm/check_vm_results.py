@@ -14,6 +14,7 @@ import sys
 
 console, work, arch, smp = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 with_daemon = len(sys.argv) < 6 or sys.argv[5] != "0"
+pattern = sys.argv[6] if len(sys.argv) > 6 else "roundrobin"
 text = open(console, errors="replace").read()
 outdir = os.path.join(work, "out")
 os.makedirs(outdir, exist_ok=True)
@@ -134,6 +135,13 @@ if withmod:
     check(inside and all(o["phases"]["takedown_cpu"] < o["write_ns"] for o in inside),
           f"takedown_cpu < write latency of the same op ({len(inside)} ops)")
     check(k.get("records", {}).get("nesting_violations", 1) == 0, "no phase longer than its write")
+    levels = sorted(l["online_cpus"] for l in withmod.get("per_online_count", {}).get("offline", []))
+    rows = sorted(l["online_cpus"] for l in phases.get("offline", {}).get("takedown_cpu", {}).get("by_online", []))
+    check(rows == levels, f"takedown_cpu has one row per online level of the writes ({rows} vs {levels})")
+    if pattern == "sweep":
+        check(len(rows) >= 3, f"sweep: takedown_cpu measured at >= 3 online levels ({rows})")
+    nz = k.get("get_nohz_timer_target", {})
+    check(nz.get("count", 0) > 0, f"daemon: get_nohz_timer_target histogram non-empty ({nz.get('count')}, targets {nz.get('targets')})")
 nomod2 = report("nomod2.json")
 check(nomod2 is not None, "daemon report after rmmod")
 if nomod and withmod and nomod2:

@@ -10,6 +10,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mount -t tmpfs tmp /tmp
 ops=${cpuhp_ops:-24}
+pattern=${cpuhp_pattern:-roundrobin}
 mark() { echo "==CPUHP== $*"; }
 emit() {  # emit NAME FILE
 	mark "BEGIN $1"
@@ -23,7 +24,9 @@ run_daemon() {  # run_daemon NAME [config]
 	[ "$cpuhp_daemon" = 0 ] && return 0
 	cfg=""
 	[ -n "$2" ] && cfg="--config $2"
-	cpuhp-stress run $cfg --pattern roundrobin --cpus all -n "$ops" --progress never \
+	n=$ops
+	[ "$pattern" = sweep ] && n=0  # the sweep ends by itself
+	cpuhp-stress run $cfg --pattern "$pattern" --cpus all -n "$n" --progress never \
 		--state-dir /tmp/state-$1 --report /tmp/$1.json > /tmp/$1.out 2>&1
 	status "daemon_$1" $?
 	emit "$1.out" /tmp/$1.out
@@ -36,7 +39,7 @@ loops=${cpuhp_loops:-4000}
 mark "SLEEPLOOP before $(cpuhp_probe_dump sleeploop $loops)"
 
 # 1. Without the module: the kmod source must say "unavailable" and run on.
-printf '{"kmod": {"enabled": true, "device": "/dev/cpuhp_probe"}}\n' > /tmp/kmod.json
+printf '{"kmod": {"enabled": true, "device": "/dev/cpuhp_probe"}, "sweep": {"cycles_per_level": 2}}\n' > /tmp/kmod.json
 run_daemon nomod /tmp/kmod.json
 
 # 2. Load, check the ioctl contract, run with the kmod source.

@@ -23,7 +23,9 @@ build=$(realpath "${2:?usage: run_vm_test.sh ARCH BUILD_DIR [SRC_DIR]}")
 src=$(realpath "${3:-$(dirname "$0")/../..}")
 ops=${CPUHP_VM_OPS:-24}
 smp=${CPUHP_VM_SMP:-4}
-work=$build/vm-$arch
+pattern=${CPUHP_VM_PATTERN:-roundrobin}   # sweep: one row per online level
+extra=${CPUHP_VM_APPEND:-}                 # e.g. nohz_full=1-15
+work=$build/vm-$arch${CPUHP_VM_TAG:+-$CPUHP_VM_TAG}
 cache=$build/vm-cache
 mkdir -p "$work" "$cache"
 log() { echo "run_vm_test[$arch]: $*" >&2; }
@@ -128,10 +130,10 @@ start=$(date +%s)
 set +e
 timeout --foreground -k 5 600 "$qemu" "${qemu_args[@]}" -smp "$smp" -m 1024 \
   -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
-  -append "console=$console quiet panic=-1 log_buf_len=16M cpuhp_ops=$ops cpuhp_daemon=$daemon" \
+  -append "console=$console quiet panic=-1 log_buf_len=16M cpuhp_ops=$ops cpuhp_daemon=$daemon cpuhp_pattern=$pattern $extra" \
   -nographic -no-reboot -nic none </dev/null >"$work/console.raw" 2>&1
 qrc=$?
 set -e
 tr -d '\r' <"$work/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >"$work/console.log"
 log "guest exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
-python3 "$src/tests/vm/check_vm_results.py" "$work/console.log" "$work" "$arch" "$smp" "$daemon"
+python3 "$src/tests/vm/check_vm_results.py" "$work/console.log" "$work" "$arch" "$smp" "$daemon" "$pattern"
