@@ -142,6 +142,12 @@ if withmod:
         check(len(rows) >= 3, f"sweep: takedown_cpu measured at >= 3 online levels ({rows})")
     nz = k.get("get_nohz_timer_target", {})
     check(nz.get("count", 0) > 0, f"daemon: get_nohz_timer_target histogram non-empty ({nz.get('count')}, targets {nz.get('targets')})")
+    m = re.search(r"Kernel command line:.*nohz_full=(\d+)-(\d+)", dmesg)
+    if m:
+        # Every CPU outside nohz_full is housekeeping; only those may be returned.
+        isolated = set(range(int(m.group(1)), int(m.group(2)) + 1))
+        bad_targets = [c for c in nz.get("targets", {}) if int(c) in isolated]
+        check(not bad_targets, f"nohz_full: get_nohz_timer_target returned only housekeeping CPUs ({nz.get('targets')})")
 nomod2 = report("nomod2.json")
 check(nomod2 is not None, "daemon report after rmmod")
 if nomod and withmod and nomod2:
