@@ -63,13 +63,13 @@ dpkg --print-foreign-architectures | grep -qx "$arch" || [ "$arch" = "$(dpkg --p
 
 # --- kernel image and headers, resolved now --------------------------------
 abi_pkg=$(apt-cache depends "linux-image-$flavour:$arch" 2>/dev/null |
-  sed -n "s/^ *Depends: \(linux-image-[0-9][^ ]*-$flavour\)$/\1/p" | head -1)
+  sed -n "s/^ *Depends: \(linux-image-[0-9][^ :]*-$flavour\)\(:[a-z0-9]*\)\{0,1\}$/\1/p" | head -1)
 [ -n "$abi_pkg" ] || skip "cannot resolve linux-image-$flavour (apt-get update?)"
 abi=${abi_pkg#linux-image-}
 abi=${abi%-"$flavour"}
 kver=$(apt-cache policy "$abi_pkg:$arch" | sed -n 's/^ *Candidate: //p')
 kbuild_pkg=$(apt-cache depends "linux-headers-$abi-$flavour:$arch" |
-  sed -n 's/^ *Depends: \(linux-kbuild-[0-9.]*\)$/\1/p' | head -1)
+  sed -n 's/^ *Depends: \(linux-kbuild-[0-9.]*\)\(:[a-z0-9]*\)\{0,1\}$/\1/p' | head -1)
 log "kernel $abi-$flavour ($kver), $kbuild_pkg"
 kroot=$cache/$abi-$flavour
 if [ ! -f "$kroot/.done" ]; then
