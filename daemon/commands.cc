@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cpu_list.h"
+#include "kmod_source.h"
 #include "oplog.h"
 #include "progress.h"
 #include "report.h"
@@ -201,6 +202,11 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   if (cfg.tracepoints && !sim) {
     tracefs = std::make_unique<TracefsSource>(cfg.sysfs_root);
     all_sources.push_back(tracefs.get());
+  }
+  std::unique_ptr<KmodSource> kmod_source;
+  if (cfg.kmod.enabled && !sim) {
+    kmod_source = std::make_unique<KmodSource>(cfg.kmod.device);
+    all_sources.push_back(kmod_source.get());
   }
   std::vector<TimingSource*> running;
   for (TimingSource* s : all_sources) {

@@ -371,6 +371,14 @@ const Field kSweepFields[] = {
      [](const Value& v, Config* c) { return GetInt(v, -1, kMaxCpus - 1, &c->sweep.victim); }},
 };
 
+const Field kKmodFields[] = {
+    {"enabled", [](const Value& v, Config* c) { return GetBool(v, &c->kmod.enabled); }},
+    {"device",
+     [](const Value& v, Config* c) {
+       return GetPath(v, "an absolute path", PathRule::kAbsolute, &c->kmod.device);
+     }},
+};
+
 const Field kSimFields[] = {
     {"cpus", [](const Value& v, Config* c) { return GetInt(v, 2, kMaxCpus, &c->sim.cpus); }},
     {"offline_base_ns",
@@ -433,6 +441,7 @@ const Field kTopFields[] = {
     {"sweep", [](const Value& v, Config* c) { return ApplyObject(v, kSweepFields, c); }},
     {"sim", [](const Value& v, Config* c) { return ApplyObject(v, kSimFields, c); }},
     {"tracepoints", [](const Value& v, Config* c) { return GetBool(v, &c->tracepoints); }},
+    {"kmod", [](const Value& v, Config* c) { return ApplyObject(v, kKmodFields, c); }},
 };
 
 }  // namespace
@@ -503,6 +512,7 @@ json ConfigToJson(const Config& cfg) {
       {"sweep", std::move(sweep)},
       {"sim", std::move(sim)},
       {"tracepoints", cfg.tracepoints},
+      {"kmod", {{"enabled", cfg.kmod.enabled}, {"device", cfg.kmod.device}}},
   };
 }
 

@@ -38,6 +38,13 @@ struct SimConfig {
   double error_rate = 0.0;  // fraction of writes failing with EBUSY
 };
 
+// The cpuhp_probe kernel module as a timing source (daemon/kmod_source.h).
+struct KmodConfig {
+  // On by default: without the module the report says so and the run goes on.
+  bool enabled = true;
+  std::string device = "/dev/cpuhp_probe";
+};
+
 struct Config {
   Pattern pattern = Pattern::kRoundRobin;
   std::string cpus = "all";      // kernel CPU list or "all" (every hotpluggable CPU)
@@ -58,6 +65,7 @@ struct Config {
   // Per-state kernel timing from the cpuhp tracepoints (tracefs); the sim
   // backend has no kernel events and ignores it.
   bool tracepoints = true;
+  KmodConfig kmod;
 };
 
 // Parses and validates a config document on top of `*cfg` (keys absent in the

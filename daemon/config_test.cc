@@ -285,7 +285,7 @@ TEST(ConfigErrors, UnknownKeyAtTopLevel) {
   EXPECT_EQ(ApplyError(R"({"iteration": 5})"),
             "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
             "iterations, duration, seed, stop_on_error, interval, backend, sysfs_root, state_dir, "
-            "report, oplog, progress, sweep, sim, tracepoints)");
+            "report, oplog, progress, sweep, sim, tracepoints, kmod)");
   EXPECT_PRED2(StartsWith, ApplyError(R"({"$schema": "x"})"), "t.json: /$schema: unknown key ");
 }
 
@@ -670,6 +670,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   cfg.progress = ProgressMode::kAlways;
   cfg.sweep = {{1, 3, 9}, 7, 5};
   cfg.sim = {16, 1, 2, 3, 4, 0.1, 0.3};
+  cfg.kmod = {false, "/dev/other_probe"};
   const json j = ConfigToJson(cfg);
   EXPECT_EQ(j["duration"], "2h30m1ns");
   EXPECT_EQ(j["interval"], "1us500ns");
@@ -682,12 +683,14 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_EQ(ConfigToJson(back), j);
   EXPECT_EQ(back.sim.jitter, 0.1);
   EXPECT_EQ(back.seed, cfg.seed);
+  EXPECT_FALSE(back.kmod.enabled);
+  EXPECT_EQ(back.kmod.device, "/dev/other_probe");
 
   const json d = ConfigToJson(Config{});
   EXPECT_EQ(d["seed"], nullptr);
   EXPECT_EQ(d["sweep"]["levels"], "auto");
   EXPECT_EQ(d["duration"], "0");
-  EXPECT_EQ(d.size(), 17u);  // every struct key, no "comment"
+  EXPECT_EQ(d.size(), 18u);  // every struct key, no "comment"
 }
 
 TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <system_error>
 
+#include "kmod_source.h"
+
 #ifndef CPUHP_VERSION
 #define CPUHP_VERSION "0.0.0"
 #endif
@@ -294,6 +296,7 @@ std::string HumanSummary(const nlohmann::json& report) {
              rate.c_str(), Str(run, "stop_reason", interim ? "still running" : "none").c_str());
   for (const char* dir : {"offline", "online"})
     out += DirectionTable(report, dir);
+  out += KmodSummary(report);
   out += ErrorLines(report);
   out += RestoreLine(report);
   return out;

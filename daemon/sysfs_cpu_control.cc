@@ -74,6 +74,11 @@ class SysfsCpuControl : public CpuControl {
       *err = path + ": cannot read: " + strerror(e);
       return false;
     }
+    // 6.1 prints "(null)" in nohz_full when nohz_full= was not given.
+    if (text == "(null)\n" || text == "(null)") {
+      cpus->clear();
+      return true;
+    }
     std::string perr;
     if (!ParseCpuList(text, cpus, &perr)) {
       if (err_no)

@@ -46,6 +46,18 @@ TEST(SysfsCpuControlTest, MissingOptionalFilesAreNotErrors) {
   EXPECT_TRUE(TopologyToJson(t)["nohz_full"].is_null());
 }
 
+TEST(SysfsCpuControlTest, NullNohzFullIsAnEmptyList) {
+  // Debian 12's 6.1 kernel without nohz_full= prints "(null)" there.
+  FakeSysfs fs(2);
+  fs.Write("nohz_full", "(null)\n");
+  auto ctl = NewSysfsCpuControl(fs.root());
+  Topology t;
+  std::string err;
+  ASSERT_TRUE(DiscoverTopology(ctl.get(), &t, &err)) << err;
+  EXPECT_TRUE(t.has_nohz_full_file);
+  EXPECT_TRUE(t.nohz_full.empty());
+}
+
 TEST(SysfsCpuControlTest, MissingOrCorruptRequiredFilesNameThePath) {
   FakeSysfs fs(2);
   auto ctl = NewSysfsCpuControl(fs.root());

@@ -1,0 +1,84 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# /init of the cpuhp_probe test guest (busybox). Every result goes to the
+# serial console between "==CPUHP== BEGIN <name>" / "==CPUHP== END <name>"
+# markers (base64 for files); tests/vm/check_vm_results.py reads them.
+# cpuhp_ops=N on the kernel command line reaches us as $cpuhp_ops.
+export PATH=/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t tmpfs tmp /tmp
+ops=${cpuhp_ops:-24}
+pattern=${cpuhp_pattern:-roundrobin}
+mark() { echo "==CPUHP== $*"; }
+emit() {  # emit NAME FILE
+	mark "BEGIN $1"
+	base64 "$2"
+	mark "END $1"
+}
+status() { mark "STATUS $1 $2"; }
+
+mark "guest up: online $(cat /sys/devices/system/cpu/online) kernel $(cat /proc/sys/kernel/osrelease)"
+run_daemon() {  # run_daemon NAME [config]
+	[ "$cpuhp_daemon" = 0 ] && return 0
+	cfg=""
+	[ -n "$2" ] && cfg="--config $2"
+	n=$ops
+	[ "$pattern" = sweep ] && n=0  # the sweep ends by itself
+	cpuhp-stress run $cfg --pattern "$pattern" --cpus all -n "$n" --progress never \
+		--state-dir /tmp/state-$1 --report /tmp/$1.json > /tmp/$1.out 2>&1
+	status "daemon_$1" $?
+	emit "$1.out" /tmp/$1.out
+	[ -f /tmp/$1.json ] && emit "$1.json" /tmp/$1.json
+}
+
+# Cost per get_nohz_timer_target hit: a nanosleep loop without the module
+# (before insmod and after rmmod) and with it, hits counted by the module.
+loops=${cpuhp_loops:-4000}
+mark "SLEEPLOOP before $(cpuhp_probe_dump sleeploop $loops)"
+
+# 1. Without the module: the kmod source must say "unavailable" and run on.
+printf '{"kmod": {"enabled": true, "device": "/dev/cpuhp_probe"}, "sweep": {"cycles_per_level": 2}}\n' > /tmp/kmod.json
+run_daemon nomod /tmp/kmod.json
+
+# 2. Load, check the ioctl contract, run with the kmod source.
+insmod /bin/cpuhp_probe.ko
+status insmod $?
+ls -l /dev/cpuhp_probe > /tmp/devmode 2>&1
+emit devmode /tmp/devmode
+cpuhp_probe_dump check > /tmp/check.out 2>&1
+status check $?
+emit check.out /tmp/check.out
+run_daemon withmod /tmp/kmod.json
+cpuhp_probe_dump reset
+mark "SLEEPLOOP with $(cpuhp_probe_dump sleeploop $loops) $(cpuhp_probe_dump nohz)"
+
+# 3. A plain reader dump after a second short loop (records the daemon did
+#    not consume), then unload.
+cpuhp_probe_dump reset
+for c in $(ls -d /sys/devices/system/cpu/cpu[0-9]* | sed 's/.*cpu//'); do
+	[ "$c" = 0 ] && continue
+	[ -f /sys/devices/system/cpu/cpu$c/online ] || continue
+	echo 0 > /sys/devices/system/cpu/cpu$c/online
+	echo 1 > /sys/devices/system/cpu/cpu$c/online
+done
+cpuhp_probe_dump dump > /tmp/dump.json 2>&1
+status dump $?
+emit dump.json /tmp/dump.json
+
+# 4. Same loop again with the module loaded vs unloaded is in the daemon runs.
+rmmod cpuhp_probe
+status rmmod $?
+mark "SLEEPLOOP after $(cpuhp_probe_dump sleeploop $loops)"
+# A second run without the module: with-module latency is compared with
+# the mean of the runs before and after it (TCG warms up over time).
+run_daemon nomod2 /tmp/kmod.json
+mark "online at end $(cat /sys/devices/system/cpu/online)"
+dmesg > /tmp/dmesg.txt
+emit dmesg /tmp/dmesg.txt
+mark "DONE"
+sync
+# isa-debug-exit: QEMU exits (v << 1) | 1; the host decides pass/fail.
+printf '\000' | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
+poweroff -f

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Proves kmod/cpuhp_probe in a QEMU guest booted from Debian's own kernel.
+#
+#   tests/vm/run_vm_test.sh ARCH BUILD_DIR [SRC_DIR]     ARCH: amd64 arm64 ppc64el
+#
+# Fetches Debian's kernel image and headers with apt-get download (the ABI
+# is resolved at run time from the linux-image-ARCH metapackage), builds the
+# module against those headers with W=1, builds the static reader
+# tests/vm/cpuhp_probe_dump.c, copies the daemon (BUILD_DIR/cpuhp-stress)
+# and its shared libraries, packs a busybox initramfs and boots QEMU (TCG).
+# In the guest: a daemon run without the module, insmod, the reader's error
+# checks, a daemon run with the kmod timing source, a reader dump, rmmod.
+# arm64 and ppc64el: the module is cross-built and proven with the static
+# reader alone (no daemon: Debian ships no static spdlog/fmt, and the
+# cross libraries are not set up), CPUs toggled by the guest's shell.
+# The JSON comes back base64 between marker lines on the serial console;
+# tests/vm/check_vm_results.py asserts on it.
+# Exit 0 pass, 1 fail, 77 skip (not root, no network/apt, no qemu).
+set -euo pipefail
+arch=${1:?usage: run_vm_test.sh ARCH BUILD_DIR [SRC_DIR]}
+build=$(realpath "${2:?usage: run_vm_test.sh ARCH BUILD_DIR [SRC_DIR]}")
+src=$(realpath "${3:-$(dirname "$0")/../..}")
+ops=${CPUHP_VM_OPS:-24}
+smp=${CPUHP_VM_SMP:-4}
+pattern=${CPUHP_VM_PATTERN:-roundrobin}   # sweep: one row per online level
+extra=${CPUHP_VM_APPEND:-}                 # e.g. nohz_full=1-15
+work=$build/vm-$arch${CPUHP_VM_TAG:+-$CPUHP_VM_TAG}
+cache=$build/vm-cache
+mkdir -p "$work" "$cache"
+log() { echo "run_vm_test[$arch]: $*" >&2; }
+skip() { log "SKIP: $*"; exit 77; }
+
+daemon=1
+cross=()
+case "$arch" in
+amd64)
+  qemu=qemu-system-x86_64; flavour=amd64; console=ttyS0; cc=gcc
+  qemu_args=(-accel tcg,thread=multi -cpu max -device isa-debug-exit,iobase=0xf4,iosize=0x04)
+  kimage=vmlinuz ;;
+arm64)
+  qemu=qemu-system-aarch64; flavour=arm64; console=ttyAMA0; cc=aarch64-linux-gnu-gcc; daemon=0
+  cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+  qemu_args=(-accel tcg,thread=multi -M virt -cpu cortex-a57)
+  kimage=vmlinuz ;;
+ppc64el)
+  qemu=qemu-system-ppc64; flavour=powerpc64le; console=hvc0; cc=powerpc64le-linux-gnu-gcc; daemon=0
+  cross=(ARCH=powerpc CROSS_COMPILE=powerpc64le-linux-gnu-)
+  qemu_args=(-accel tcg,thread=multi
+    -M pseries,x-vof=on,cap-cfpc=broken,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off)
+  kimage=vmlinux ;;
+*) log "unsupported arch $arch"; exit 2 ;;
+esac
+command -v "$cc" >/dev/null || skip "$cc not installed"
+[ "$(id -u)" = 0 ] || skip "needs root (apt-get download into the cache is fine, but the guest test is run as root in CI)"
+command -v "$qemu" >/dev/null || skip "$qemu not installed (tools/setup.sh installs qemu-system-x86)"
+if [ "$arch" = amd64 ]; then
+  [ -x /bin/busybox ] || skip "busybox-static not installed"
+  [ -x "$build/cpuhp-stress" ] || { log "no daemon at $build/cpuhp-stress"; exit 2; }
+fi
+dpkg --print-foreign-architectures | grep -qx "$arch" || [ "$arch" = "$(dpkg --print-architecture)" ] ||
+  skip "dpkg architecture $arch not added (dpkg --add-architecture $arch && apt-get update)"
+
+# --- kernel image and headers, resolved now --------------------------------
+abi_pkg=$(apt-cache depends "linux-image-$flavour:$arch" 2>/dev/null |
+  sed -n "s/^ *Depends: \(linux-image-[0-9][^ :]*-$flavour\)\(:[a-z0-9]*\)\{0,1\}$/\1/p" | head -1)
+[ -n "$abi_pkg" ] || skip "cannot resolve linux-image-$flavour (apt-get update?)"
+abi=${abi_pkg#linux-image-}
+abi=${abi%-"$flavour"}
+kver=$(apt-cache policy "$abi_pkg:$arch" | sed -n 's/^ *Candidate: //p')
+kbuild_pkg=$(apt-cache depends "linux-headers-$abi-$flavour:$arch" |
+  sed -n 's/^ *Depends: \(linux-kbuild-[0-9.]*\)\(:[a-z0-9]*\)\{0,1\}$/\1/p' | head -1)
+log "kernel $abi-$flavour ($kver), $kbuild_pkg"
+kroot=$cache/$abi-$flavour
+if [ ! -f "$kroot/.done" ]; then
+  rm -rf "$kroot" && mkdir -p "$kroot/debs"
+  # kbuild is the host's (amd64) build of the same version: its modpost
+  # and fixdep run here and handle every target.
+  (cd "$kroot/debs" && apt-get download -q "$abi_pkg:$arch=$kver" \
+    "linux-headers-$abi-$flavour:$arch=$kver" "linux-headers-$abi-common=$kver" \
+    "$kbuild_pkg:$(dpkg --print-architecture)=$kver" "busybox-static:$arch") \
+    >"$kroot/download.log" 2>&1 ||
+    { cat "$kroot/download.log" >&2; skip "apt-get download failed"; }
+  for d in "$kroot"/debs/*.deb; do dpkg-deb -x "$d" "$kroot/root"; done
+  touch "$kroot/.done"
+fi
+hdrs=$kroot/root/usr/src/linux-headers-$abi-$flavour
+common=$kroot/root/usr/src/linux-headers-$abi-common
+# The arch headers name the common tree and kbuild by absolute paths.
+sed -i "s|[^ ]*/usr/src/linux-headers-$abi-common/|$common/|g" "$hdrs/Makefile"  # idempotent
+kbuild_dir=$kbuild_pkg
+for l in scripts tools; do
+  [ -L "$hdrs/$l" ] && ln -sfn "$kroot/root/usr/lib/$kbuild_dir/$l" "$hdrs/$l"
+done
+kernel=$kroot/root/boot/$kimage-$abi-$flavour
+
+# --- module, reader, daemon -------------------------------------------------
+mod=$work/mod
+rm -rf "$mod" && mkdir -p "$mod/kmod/uapi"
+cp "$src/Kbuild" "$mod/" && cp "$src"/kmod/*.c "$mod/kmod/" && cp "$src"/kmod/uapi/*.h "$mod/kmod/uapi/"
+make -C "$hdrs" M="$mod" "${cross[@]}" W=1 modules >"$work/kbuild.log" 2>&1 ||
+  { cat "$work/kbuild.log"; exit 1; }
+if grep -E 'warning:|error:' "$work/kbuild.log"; then log "module build has warnings"; exit 1; fi
+"$cc" -static -O2 -Wall -Wextra -Werror -o "$work/cpuhp_probe_dump" "$src/tests/vm/cpuhp_probe_dump.c"
+
+rd=$work/initramfs
+rm -rf "$rd" && mkdir -p "$rd"/{bin,sbin,proc,sys,dev,tmp,lib64,usr/lib,run,var/lib}
+busybox=$kroot/root/bin/busybox
+[ -x "$busybox" ] || busybox=/bin/busybox  # an amd64 cache from before busybox was fetched
+cp "$busybox" "$rd/bin/busybox"
+mknod -m 600 "$rd/dev/console" c 5 1
+for t in sh mount insmod rmmod lsmod cat echo sleep base64 dd printf grep poweroff sync ls; do
+  ln -s busybox "$rd/bin/$t"
+done
+cp "$mod/kmod/cpuhp_probe.ko" "$work/cpuhp_probe_dump" "$rd/bin/"
+if [ "$daemon" = 1 ]; then
+  cp "$build/cpuhp-stress" "$rd/bin/"
+  # The daemon is dynamic (Debian ships no static spdlog/fmt): copy its libraries.
+  ldd "$build/cpuhp-stress" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | while read -r lib; do
+    mkdir -p "$rd$(dirname "$lib")" && cp -L "$lib" "$rd$lib"
+  done
+fi
+cp "$src/tests/vm/guest_init.sh" "$rd/init"
+chmod +x "$rd/init"
+(cd "$rd" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"
+
+# --- boot -------------------------------------------------------------------
+log "booting $qemu, $smp vCPUs, $ops operations per run"
+start=$(date +%s)
+set +e
+timeout --foreground -k 5 600 "$qemu" "${qemu_args[@]}" -smp "$smp" -m 1024 \
+  -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
+  -append "console=$console quiet panic=-1 log_buf_len=16M cpuhp_ops=$ops cpuhp_daemon=$daemon cpuhp_pattern=$pattern $extra" \
+  -nographic -no-reboot -nic none </dev/null >"$work/console.raw" 2>&1
+qrc=$?
+set -e
+tr -d '\r' <"$work/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >"$work/console.log"
+log "guest exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
+python3 "$src/tests/vm/check_vm_results.py" "$work/console.log" "$work" "$arch" "$smp" "$daemon" "$pattern"
