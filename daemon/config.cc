@@ -34,6 +34,7 @@ constexpr uint64_t kMaxSimNs = 100000000000ull;  // 100 s per modeled operation
 constexpr const char* kPatternNames[] = {"roundrobin", "all", "random", "sweep"};
 constexpr const char* kProgressNames[] = {"auto", "always", "never"};
 constexpr const char* kBackendNames[] = {"sysfs", "sim"};
+constexpr const char* kResumeNames[] = {"auto", "never"};
 
 struct DurationUnit {
   const char* name;
@@ -383,6 +384,9 @@ const Field kSimFields[] = {
      [](const Value& v, Config* c) { return GetU64(v, kMaxSimNs, &c->sim.online_per_cpu_ns); }},
     {"jitter", [](const Value& v, Config* c) { return GetFraction(v, &c->sim.jitter); }},
     {"error_rate", [](const Value& v, Config* c) { return GetFraction(v, &c->sim.error_rate); }},
+    {"stall_every",
+     [](const Value& v, Config* c) { return GetU64(v, kMaxIterations, &c->sim.stall_every); }},
+    {"stall_ns", [](const Value& v, Config* c) { return GetU64(v, kMaxSimNs, &c->sim.stall_ns); }},
 };
 
 const Field kTopFields[] = {
@@ -432,6 +436,17 @@ const Field kTopFields[] = {
      }},
     {"sweep", [](const Value& v, Config* c) { return ApplyObject(v, kSweepFields, c); }},
     {"sim", [](const Value& v, Config* c) { return ApplyObject(v, kSimFields, c); }},
+    {"checkpoint_interval",
+     [](const Value& v, Config* c) { return GetDuration(v, &c->checkpoint_interval_ns); }},
+    {"resume",
+     [](const Value& v, Config* c) {
+       size_t i = 0;
+       return GetChoice(v, kResumeNames, &i) && (c->resume = kResumeNames[i], true);
+     }},
+    {"interim_interval",
+     [](const Value& v, Config* c) { return GetDuration(v, &c->interim_interval_ns); }},
+    {"stuck_timeout",
+     [](const Value& v, Config* c) { return GetDuration(v, &c->stuck_timeout_ns); }},
 };
 
 // ---- Files ----
@@ -664,6 +679,8 @@ json ConfigToJson(const Config& cfg) {
       {"online_per_cpu_ns", cfg.sim.online_per_cpu_ns},
       {"jitter", cfg.sim.jitter},
       {"error_rate", cfg.sim.error_rate},
+      {"stall_every", cfg.sim.stall_every},
+      {"stall_ns", cfg.sim.stall_ns},
   };
   return {
       {"pattern", PatternName(cfg.pattern)},
@@ -682,6 +699,10 @@ json ConfigToJson(const Config& cfg) {
       {"progress", progress < std::size(kProgressNames) ? kProgressNames[progress] : "unknown"},
       {"sweep", std::move(sweep)},
       {"sim", std::move(sim)},
+      {"checkpoint_interval", FormatDuration(cfg.checkpoint_interval_ns)},
+      {"resume", cfg.resume},
+      {"interim_interval", FormatDuration(cfg.interim_interval_ns)},
+      {"stuck_timeout", FormatDuration(cfg.stuck_timeout_ns)},
   };
 }
 

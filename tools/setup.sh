@@ -12,6 +12,7 @@ case "$mode" in run|test) ;; *) echo "usage: tools/setup.sh run|test" >&2; exit 
 
 packages=(build-essential cmake pkg-config libspdlog-dev nlohmann-json3-dev libcli11-dev
           libgtest-dev libbenchmark-dev python3 python3-jsonschema clang-format stress-ng bc)
+packages+=(libsystemd-dev systemd debootstrap qemu-system-x86 linux-image-amd64 cpio)  # soak: journald, sd_notify, systemd-analyze tests, tests/vm guest
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
