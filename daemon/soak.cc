@@ -178,9 +178,11 @@ void SoakSession::Start(Runner* runner, const std::string& started_at, uint64_t 
   ckpt_.identity = RunIdentity(cfg_);
   ckpt_.seed = seed;
   runner->set_in_flight(&in_flight_);
-  watchdog_ =
-      std::make_unique<StuckWatchdog>(&in_flight_, cfg_.stuck_timeout_ns,
-                                      [this](const std::string& line) { notifier_.Status(line); });
+  watchdog_ = std::make_unique<StuckWatchdog>(&in_flight_, cfg_.stuck_timeout_ns,
+                                              [this](const std::string& line) {
+                                                std::lock_guard<std::mutex> l(status_mu_);
+                                                notifier_.Status(last_status_ + "; " + line);
+                                              });
   watchdog_->SetRecords(ckpt_.stuck, ckpt_.stuck_dropped);
   watchdog_->Start();
   const uint64_t now = MonotonicClock()->NowNs();
@@ -275,7 +277,10 @@ void SoakSession::Tick(Runner* runner, const RunStats& stats, Schedule* schedule
                        : std::string("reads back the wrong value"));
   }
   if (now >= next_status_ns_) {
-    notifier_.Status(StatusLine(*runner, stats));
+    std::string line = StatusLine(*runner, stats);
+    notifier_.Status(line);
+    std::lock_guard<std::mutex> l(status_mu_);
+    last_status_ = std::move(line);
     next_status_ns_ = now + kStatusPeriodNs;
   }
   if (state_dir_ && cfg_.checkpoint_interval_ns && now >= next_checkpoint_ns_) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -100,6 +101,8 @@ class SoakSession {
   uint64_t interim_written_ = 0;
   size_t errors_logged_ = 0;
   Notifier notifier_;
+  std::mutex status_mu_;  // the last progress STATUS, for the watchdog thread
+  std::string last_status_;
   InFlight in_flight_;
   std::unique_ptr<StuckWatchdog> watchdog_;
 };

@@ -46,6 +46,18 @@ TEST(SysfsCpuControlTest, MissingOptionalFilesAreNotErrors) {
   EXPECT_TRUE(TopologyToJson(t)["nohz_full"].is_null());
 }
 
+TEST(SysfsCpuControlTest, NullNohzFullMaskIsEmpty) {
+  FakeSysfs fs(4);
+  fs.Write("nohz_full", "(null)\n");
+  auto ctl = NewSysfsCpuControl(fs.root());
+  Topology t;
+  std::string err;
+  ASSERT_TRUE(DiscoverTopology(ctl.get(), &t, &err)) << err;
+  EXPECT_TRUE(t.has_nohz_full_file);
+  EXPECT_TRUE(t.nohz_full.empty());
+  EXPECT_EQ(TopologyToJson(t)["nohz_full"], "");
+}
+
 TEST(SysfsCpuControlTest, MissingOrCorruptRequiredFilesNameThePath) {
   FakeSysfs fs(2);
   auto ctl = NewSysfsCpuControl(fs.root());

@@ -22,7 +22,11 @@ config = os.path.join(tmp, "scale.json")
 with open(config, "w") as f:
     json.dump({"backend": "sim", "pattern": "random", "iterations": ops, "seed": 20261130,
                "progress": "never", "checkpoint_interval": "300ms",
-               "sim": {"cpus": 16, "error_rate": 0.001}}, f)
+               "sim": {"cpus": 16, "error_rate": 0.001,
+                       # Small runs finish in about a second: a real 50 us
+                       # stall every 100 writes leaves room for the kills
+                       # on a loaded machine (same in both runs).
+                       **({"stall_every": 100, "stall_ns": 50000} if ops < 5_000_000 else {})}}, f)
 
 
 def run(name, state, kills=()):
