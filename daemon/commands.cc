@@ -22,6 +22,7 @@
 #include "runner.h"
 #include "schedule.h"
 #include "sim_cpu_control.h"
+#include "soak.h"
 #include "topology.h"
 #include "tracefs_source.h"
 
@@ -135,7 +136,7 @@ bool RestoreStale(StateDir* dir, std::FILE* out, std::string* err) {
 int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FILE* out,
                const std::vector<TimingSource*>& sources) {
   Config cfg = cfg_in;
-  const uint64_t seed = cfg.seed ? *cfg.seed : RandomSeed();
+  uint64_t seed = cfg.seed ? *cfg.seed : RandomSeed();
   cfg.seed = seed;
   const bool sim = cfg.backend == "sim";
   std::string err;
@@ -151,14 +152,20 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
     ctl = NewSysfsCpuControl(cfg.sysfs_root);
 
   // State directory first: a dead run's mask is restored before we look.
+  // The sim backend uses one only when given, for its checkpoints.
   std::unique_ptr<StateDir> state_dir;
-  if (!sim) {
+  if (!sim || !cfg.state_dir.empty()) {
     state_dir = std::make_unique<StateDir>(ResolveStateDir(cfg));
     if (!state_dir->Lock(&err))
       return fail(kExitBadInput, err);
-    if (state_dir->HasState() && !RestoreStale(state_dir.get(), out, &err))
+    if (!sim && state_dir->HasState() && !RestoreStale(state_dir.get(), out, &err))
       return fail(kExitFailed, err);
   }
+  // A checkpoint of this run resumes it (soak.h); its seed wins.
+  SoakSession soak(cfg_in, state_dir.get(), sim ? static_cast<SimCpuControl*>(ctl.get()) : nullptr);
+  if (!soak.Load(&seed, &err))
+    return fail(kExitFailed, err);
+  cfg.seed = seed;
 
   Topology topo;
   if (!DiscoverTopology(ctl.get(), &topo, &err))
@@ -179,11 +186,22 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   if (!CheckWritableDir(cfg.report, &err))
     return fail(kExitBadInput, err);
   OpLog oplog;
-  if (!cfg.oplog.empty() && !oplog.Open(cfg.oplog, &err))
+  if (!cfg.oplog.empty() && !(soak.resuming() ? oplog.OpenAt(cfg.oplog, soak.oplog_bytes(), &err)
+                                              : oplog.Open(cfg.oplog, &err)))
     return fail(kExitBadInput, err);
+  RunStats stats(topo.max_cpu + 1);
+  if (!soak.Apply(schedule.get(), &stats, &err))
+    return fail(kExitFailed, err);
+  if (soak.resuming() && sim) {
+    Topology now;  // the simulated machine as checkpointed
+    if (!DiscoverTopology(ctl.get(), &now, &err))
+      return fail(kExitFailed, err);
+    state = StateFrom(now);
+  }
 
   const int64_t started_real_ns = RealtimeNs();
-  if (state_dir) {
+  const std::string started_at = soak.resuming() ? soak.started_at() : FormatUtc(started_real_ns);
+  if (state_dir && !sim) {
     SavedState saved{getpid(),       ReadBootId(), FormatUtc(started_real_ns),
                      cfg.sysfs_root, topo.online,  selected};
     if (!state_dir->Write(saved, &err))
@@ -219,7 +237,6 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
     }
   }
 
-  RunStats stats(topo.max_cpu + 1);
   const bool tty = isatty(STDERR_FILENO);
   ProgressLine progress(
       cfg.progress == ProgressMode::kAlways || (cfg.progress == ProgressMode::kAuto && tty),
@@ -227,16 +244,42 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   Runner runner(ctl.get(), schedule.get(), state, &stats, running,
                 oplog.is_open() ? &oplog : nullptr,
                 RunLimits{cfg.iterations, cfg.duration_ns, cfg.stop_on_error, cfg.interval_ns});
-  const uint64_t t0 = MonotonicClock()->NowNs();
+  auto interim_report = [&] {
+    ReportInputs in;
+    in.config = ConfigToJson(cfg);
+    in.host = CollectHostInfo(topo);
+    in.cpus = {{"selected", FormatCpuList(selected)},
+               {"backend", ctl->Describe()},
+               {"topology", TopologyToJson(topo)},
+               {"schedule", schedule->Describe()}};
+    in.seed = seed;
+    in.started_at = started_at;
+    in.ended_at = FormatUtc(RealtimeNs());
+    in.elapsed_ns = runner.elapsed_ns();
+    in.stats = &stats;
+    in.first_errors = runner.first_errors();
+    in.first_errors_dropped = runner.first_errors_dropped();
+    in.timing_sources = source_reports;
+    in.interim = true;
+    in.max_rss_kib = MaxRssKib();
+    nlohmann::json r = BuildReport(in);
+    r["soak"] = soak.ReportJson();
+    return r;
+  };
+  soak.Start(&runner, started_at, seed);
   RunOutcome outcome;
   try {
-    outcome = runner.Run(stop, [&] { progress.Update(stats); });
+    outcome = runner.Run(stop, [&] {
+      progress.Update(stats);
+      soak.Tick(&runner, stats, schedule.get(), &oplog, interim_report);
+    });
   } catch (const std::exception& e) {
     // Whatever went wrong, the mask is restored and a report written below.
     outcome.stop_reason = "fatal";
     outcome.message = std::string("internal error: ") + e.what();
   }
-  const uint64_t elapsed_ns = MonotonicClock()->NowNs() - t0;
+  soak.Finish(outcome, &runner, stats, schedule.get(), &oplog);
+  const uint64_t elapsed_ns = runner.elapsed_ns();
   progress.Finish();
   for (TimingSource* s : running) {
     s->Stop();
@@ -247,7 +290,7 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
 
   // Put the mask back before anything else can fail.
   RestoreResult restored = RestoreMask(ctl.get(), selected, topo.online);
-  if (restored.ok && state_dir && !state_dir->Remove(&err))
+  if (restored.ok && state_dir && !sim && !state_dir->Remove(&err))
     spdlog::error("{}", err);
   if (!restored.ok)
     spdlog::error("restore of online mask {} failed: {}; run `cpuhp-stress restore`",
@@ -270,7 +313,7 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
              {"topology", TopologyToJson(topo)},
              {"schedule", schedule->Describe()}};
   in.seed = seed;
-  in.started_at = FormatUtc(started_real_ns);
+  in.started_at = started_at;
   in.ended_at = FormatUtc(RealtimeNs());
   in.elapsed_ns = elapsed_ns;
   in.stop_reason = outcome.stop_reason;
@@ -281,6 +324,7 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   in.restore = restored.ToJson(topo.online);
   in.max_rss_kib = MaxRssKib();
   nlohmann::json report = BuildReport(in);
+  report["soak"] = soak.ReportJson();
   std::fputs(HumanSummary(report).c_str(), out);
   if (const auto& tp = report["timing_sources"]; tp.contains("tracepoints"))
     std::fputs(TracepointsSummary(tp["tracepoints"]).c_str(), out);

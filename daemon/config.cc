@@ -34,6 +34,7 @@ constexpr uint64_t kMaxSimNs = 100000000000ull;  // 100 s per modeled operation
 constexpr const char* kPatternNames[] = {"roundrobin", "all", "random", "sweep"};
 constexpr const char* kProgressNames[] = {"auto", "always", "never"};
 constexpr const char* kBackendNames[] = {"sysfs", "sim"};
+constexpr const char* kResumeNames[] = {"auto", "never"};
 
 struct DurationUnit {
   const char* name;
@@ -391,6 +392,9 @@ const Field kSimFields[] = {
      [](const Value& v, Config* c) { return GetU64(v, kMaxSimNs, &c->sim.online_per_cpu_ns); }},
     {"jitter", [](const Value& v, Config* c) { return GetFraction(v, &c->sim.jitter); }},
     {"error_rate", [](const Value& v, Config* c) { return GetFraction(v, &c->sim.error_rate); }},
+    {"stall_every",
+     [](const Value& v, Config* c) { return GetU64(v, kMaxIterations, &c->sim.stall_every); }},
+    {"stall_ns", [](const Value& v, Config* c) { return GetU64(v, kMaxSimNs, &c->sim.stall_ns); }},
 };
 
 const Field kTopFields[] = {
@@ -442,6 +446,17 @@ const Field kTopFields[] = {
     {"sim", [](const Value& v, Config* c) { return ApplyObject(v, kSimFields, c); }},
     {"tracepoints", [](const Value& v, Config* c) { return GetBool(v, &c->tracepoints); }},
     {"kmod", [](const Value& v, Config* c) { return ApplyObject(v, kKmodFields, c); }},
+    {"checkpoint_interval",
+     [](const Value& v, Config* c) { return GetDuration(v, &c->checkpoint_interval_ns); }},
+    {"resume",
+     [](const Value& v, Config* c) {
+       size_t i = 0;
+       return GetChoice(v, kResumeNames, &i) && (c->resume = kResumeNames[i], true);
+     }},
+    {"interim_interval",
+     [](const Value& v, Config* c) { return GetDuration(v, &c->interim_interval_ns); }},
+    {"stuck_timeout",
+     [](const Value& v, Config* c) { return GetDuration(v, &c->stuck_timeout_ns); }},
 };
 
 }  // namespace
@@ -493,6 +508,8 @@ json ConfigToJson(const Config& cfg) {
       {"online_per_cpu_ns", cfg.sim.online_per_cpu_ns},
       {"jitter", cfg.sim.jitter},
       {"error_rate", cfg.sim.error_rate},
+      {"stall_every", cfg.sim.stall_every},
+      {"stall_ns", cfg.sim.stall_ns},
   };
   return {
       {"pattern", PatternName(cfg.pattern)},
@@ -513,6 +530,10 @@ json ConfigToJson(const Config& cfg) {
       {"sim", std::move(sim)},
       {"tracepoints", cfg.tracepoints},
       {"kmod", {{"enabled", cfg.kmod.enabled}, {"device", cfg.kmod.device}}},
+      {"checkpoint_interval", FormatDuration(cfg.checkpoint_interval_ns)},
+      {"resume", cfg.resume},
+      {"interim_interval", FormatDuration(cfg.interim_interval_ns)},
+      {"stuck_timeout", FormatDuration(cfg.stuck_timeout_ns)},
   };
 }
 

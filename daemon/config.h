@@ -36,6 +36,10 @@ struct SimConfig {
   uint64_t online_per_cpu_ns = 100000;
   double jitter = 0.2;      // +- fraction, seeded
   double error_rate = 0.0;  // fraction of writes failing with EBUSY
+  // Every stall_every-th write blocks for stall_ns of wall time (a write
+  // stuck in the kernel, for the stuck-operation watchdog); 0: never.
+  uint64_t stall_every = 0;
+  uint64_t stall_ns = 0;
 };
 
 // The cpuhp_probe kernel module as a timing source (daemon/kmod_source.h).
@@ -66,6 +70,12 @@ struct Config {
   // backend has no kernel events and ignores it.
   bool tracepoints = true;
   KmodConfig kmod;
+  // Soak (daemon/soak.h): checkpoints in the state directory, interim
+  // reports, stuck-operation watchdog.
+  uint64_t checkpoint_interval_ns = 60000000000ull;  // 0: only at stop
+  std::string resume = "auto";                       // auto | never
+  uint64_t interim_interval_ns = 0;                  // 0: only on SIGUSR1
+  uint64_t stuck_timeout_ns = 30000000000ull;        // 0: no watchdog
 };
 
 // Parses and validates a config document on top of `*cfg` (keys absent in the

@@ -285,7 +285,8 @@ TEST(ConfigErrors, UnknownKeyAtTopLevel) {
   EXPECT_EQ(ApplyError(R"({"iteration": 5})"),
             "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
             "iterations, duration, seed, stop_on_error, interval, backend, sysfs_root, state_dir, "
-            "report, oplog, progress, sweep, sim, tracepoints, kmod)");
+            "report, oplog, progress, sweep, sim, tracepoints, kmod, checkpoint_interval, resume, "
+            "interim_interval, stuck_timeout)");
   EXPECT_PRED2(StartsWith, ApplyError(R"({"$schema": "x"})"), "t.json: /$schema: unknown key ");
 }
 
@@ -690,7 +691,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_EQ(d["seed"], nullptr);
   EXPECT_EQ(d["sweep"]["levels"], "auto");
   EXPECT_EQ(d["duration"], "0");
-  EXPECT_EQ(d.size(), 18u);  // every struct key, no "comment"
+  EXPECT_EQ(d.size(), 22u);  // every struct key, no "comment"
 }
 
 TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {

@@ -14,6 +14,8 @@
 #include "compare.h"
 #include "config.h"
 #include "report_formats.h"
+#include "soak.h"
+#include "systemd_glue.h"
 
 namespace {
 
@@ -23,11 +25,22 @@ void OnSignal(int sig) {
   g_stop = sig;
 }
 
+// SIGUSR1: an interim report now; SIGHUP: reopen the operation log.
+void OnSoakSignal(int sig) {
+  if (sig == SIGUSR1)
+    cpuhp::GlobalSoakSignals().interim = 1;
+  else
+    cpuhp::GlobalSoakSignals().reopen = 1;
+}
+
 void InstallSignalHandlers() {
   struct sigaction sa = {};
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT})
+  for (int sig : {SIGINT, SIGTERM, SIGQUIT})
+    sigaction(sig, &sa, nullptr);
+  sa.sa_handler = OnSoakSignal;
+  for (int sig : {SIGUSR1, SIGHUP})
     sigaction(sig, &sa, nullptr);
 }
 
@@ -37,6 +50,9 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_st("cpuhp-stress");
   logger->set_pattern("%n: %^%l%$: %v");
   spdlog::set_default_logger(logger);
+  // Under systemd: the journal, with CPU, OP, ERRNO, ITERATION fields.
+  if (cpuhp::UnderSystemd())
+    spdlog::set_default_logger(cpuhp::NewJournalLogger("cpuhp-stress"));
 
   CLI::App app{
       "cpuhp-stress: CPU-hotplug stress and timing. Drives "
@@ -74,6 +90,15 @@ int main(int argc, char** argv) {
   bool tracepoints = true;
   auto* trace_opt = run->add_flag("--tracepoints,!--no-tracepoints", tracepoints,
                                   "Per-state kernel timing from the cpuhp tracepoints (tracefs)");
+  std::string checkpoint_interval, interim_interval, stuck_timeout;
+  bool fresh = false;
+  run->add_option("--checkpoint-interval", checkpoint_interval,
+                  "Checkpoint to the state directory this often (default 60s; 0: only at stop)");
+  run->add_flag("--fresh", fresh, "Do not resume a checkpoint: move it aside and start over");
+  run->add_option("--interim-interval", interim_interval,
+                  "Write an interim report this often (default 0: only on SIGUSR1)");
+  run->add_option("--stuck-timeout", stuck_timeout,
+                  "Report a hotplug write not returned after this long (default 30s; 0: off)");
 
   // restore
   CLI::App* restore = app.add_subcommand(
@@ -214,6 +239,14 @@ int main(int argc, char** argv) {
     overrides["stop_on_error"] = stop_on_error;
   if (*trace_opt)
     overrides["tracepoints"] = tracepoints;
+  if (!checkpoint_interval.empty())
+    overrides["checkpoint_interval"] = checkpoint_interval;
+  if (fresh)
+    overrides["resume"] = "never";
+  if (!interim_interval.empty())
+    overrides["interim_interval"] = interim_interval;
+  if (!stuck_timeout.empty())
+    overrides["stuck_timeout"] = stuck_timeout;
   if (!cpuhp::ApplyConfigJson(overrides, "command line", &cfg, &err)) {
     spdlog::error("{}", err);
     return cpuhp::kExitBadInput;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cinttypes>
@@ -52,6 +53,55 @@ bool OpLog::Append(const OpRecord& rec, std::string* err) {
   char line[320];
   int n = FormatLine(rec, line, sizeof(line));
   if (std::fwrite(line, 1, static_cast<size_t>(n), f_) != static_cast<size_t>(n)) {
+    *err = path_ + ": write: " + strerror(errno);
+    return false;
+  }
+  bytes_ += static_cast<uint64_t>(n);
+  return true;
+}
+
+bool OpLog::OpenAt(const std::string& path, uint64_t bytes, std::string* err) {
+  f_ = std::fopen(path.c_str(), "ae");
+  if (!f_) {
+    *err = path + ": cannot open operation log: " + strerror(errno);
+    return false;
+  }
+  path_ = path;
+  struct stat st {};
+  if (fstat(fileno(f_), &st) == 0 && static_cast<uint64_t>(st.st_size) > bytes &&
+      ftruncate(fileno(f_), static_cast<off_t>(bytes)) != 0) {
+    *err = path + ": cannot cut the operation log back to the checkpoint: " + strerror(errno);
+    std::fclose(f_);
+    f_ = nullptr;
+    return false;
+  }
+  bytes_ = bytes;
+  buf_ = new char[kBufferBytes];
+  setvbuf(f_, buf_, _IOFBF, kBufferBytes);
+  return true;
+}
+
+bool OpLog::Reopen(std::string* err) {
+  if (!f_)
+    return true;
+  const std::string path = path_;
+  const uint64_t bytes = bytes_;
+  if (!Close(err))
+    return false;
+  f_ = std::fopen(path.c_str(), "ae");
+  if (!f_) {
+    *err = path + ": cannot reopen operation log: " + strerror(errno);
+    return false;
+  }
+  path_ = path;
+  bytes_ = bytes;
+  buf_ = new char[kBufferBytes];
+  setvbuf(f_, buf_, _IOFBF, kBufferBytes);
+  return true;
+}
+
+bool OpLog::Flush(std::string* err) {
+  if (f_ && std::fflush(f_) != 0) {
     *err = path_ + ": write: " + strerror(errno);
     return false;
   }

@@ -25,6 +25,17 @@ class OpLog {
   bool Append(const OpRecord& rec, std::string* err);
   bool Close(std::string* err);  // flush, fsync, close
 
+  // Resume: keeps the first `bytes` of an existing log (the operations up to
+  // the checkpoint), drops the rest (operations that will be redone) and
+  // appends from there. A log shorter than `bytes` (rotated) is appended to.
+  bool OpenAt(const std::string& path, uint64_t bytes, std::string* err);
+  // SIGHUP: close and reopen the same path for appending (after a rotation).
+  bool Reopen(std::string* err);
+  // Flushes the buffer to the file (checkpoints record a flushed length).
+  bool Flush(std::string* err);
+  // Bytes written through this log since Open, plus the resumed length.
+  uint64_t bytes() const { return bytes_; }
+
   // The line Append writes, without the newline (for tests).
   static std::string Format(const OpRecord& rec);
 
@@ -32,6 +43,7 @@ class OpLog {
   std::FILE* f_ = nullptr;
   std::string path_;
   char* buf_ = nullptr;
+  uint64_t bytes_ = 0;
 };
 
 }  // namespace cpuhp

@@ -2,19 +2,31 @@
 #include "runner.h"
 
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 namespace cpuhp {
+
+uint64_t Runner::elapsed_ns() const {
+  return elapsed_before_ns_ + (running_ ? MonotonicClock()->NowNs() : ended_ns_) - started_ns_;
+}
 
 RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<void()>& tick) {
   RunOutcome out;
   Clock* wall = MonotonicClock();
   Clock* clock = ctl_->clock();
   const uint64_t started_ns = wall->NowNs();
+  started_ns_ = started_ns;
+  running_ = true;
   uint64_t next_tick_ns = started_ns;
   std::string err;
+  if (in_flight_)
+    in_flight_->tid.store(static_cast<int>(syscall(SYS_gettid)));
 
-  for (uint64_t index = 0;; ++index) {
+  const uint64_t first_index = index_;
+  for (uint64_t index = first_index;; ++index) {
+    index_ = index;
     if (*stop) {
       out.stop_reason = "signal";
       out.message = strsignal(*stop);
@@ -25,7 +37,7 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       break;
     }
     const uint64_t now_ns = wall->NowNs();
-    if (limits_.duration_ns && now_ns - started_ns >= limits_.duration_ns) {
+    if (limits_.duration_ns && elapsed_before_ns_ + now_ns - started_ns >= limits_.duration_ns) {
       out.stop_reason = "duration";
       break;
     }
@@ -48,9 +60,17 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
     rec.online_before = state_.count;
     for (TimingSource* s : sources_)
       s->OpBegin(*op, index);
+    if (in_flight_) {
+      in_flight_->index.store(index, std::memory_order_relaxed);
+      in_flight_->cpu.store(op->cpu, std::memory_order_relaxed);
+      in_flight_->dir.store(static_cast<int>(op->dir), std::memory_order_relaxed);
+      in_flight_->start_wall_ns.store(wall->NowNs(), std::memory_order_release);
+    }
     rec.start_ns = clock->NowNs();
     rec.err = ctl_->WriteOnline(op->cpu, want_online);
     rec.duration_ns = clock->NowNs() - rec.start_ns;
+    if (in_flight_)
+      in_flight_->start_wall_ns.store(0, std::memory_order_release);
 
     // The file must read back the new value after a successful write and the
     // old one after a failed write; what it reads is the truth from here on.
@@ -87,6 +107,9 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
     }
   }
+  index_ = first_index + out.ops;
+  ended_ns_ = wall->NowNs();
+  running_ = false;
   if (tick)
     tick();
   return out;

@@ -3,6 +3,7 @@
 // -> statistics and operation log. Nothing in it allocates per operation.
 #pragma once
 
+#include <atomic>
 #include <csignal>
 #include <cstdint>
 #include <functional>
@@ -30,6 +31,17 @@ struct RunOutcome {
   uint64_t ops = 0;
 };
 
+// The operation in flight, published for the stuck-operation watchdog
+// (another thread; the runner's may be stuck in the kernel). start_wall_ns is
+// CLOCK_MONOTONIC at the write's start, 0 when no write is in flight.
+struct InFlight {
+  std::atomic<uint64_t> start_wall_ns{0};
+  std::atomic<uint64_t> index{0};
+  std::atomic<int> cpu{-1};
+  std::atomic<int> dir{0};
+  std::atomic<int> tid{0};
+};
+
 class Runner {
  public:
   static constexpr size_t kMaxFirstErrors = 100;
@@ -49,6 +61,21 @@ class Runner {
   // signal number). `tick` is called about every 100 ms of wall time.
   RunOutcome Run(const volatile sig_atomic_t* stop, const std::function<void()>& tick);
 
+  // Continue a checkpointed run: the next operation has index `index`, and
+  // `elapsed_ns` of the duration limit are already used.
+  void ResumeAt(uint64_t index, uint64_t elapsed_ns, std::vector<OpRecord> first_errors,
+                uint64_t first_errors_dropped) {
+    index_ = index;
+    elapsed_before_ns_ = elapsed_ns;
+    first_errors_ = std::move(first_errors);
+    first_errors_dropped_ = first_errors_dropped;
+  }
+  void set_in_flight(InFlight* f) { in_flight_ = f; }
+  // Valid inside `tick` and after Run: operations done so far (the next
+  // index), and the run's elapsed time including resumed segments.
+  uint64_t next_index() const { return index_; }
+  uint64_t elapsed_ns() const;
+
   const OnlineState& state() const { return state_; }
   const std::vector<OpRecord>& first_errors() const { return first_errors_; }
   uint64_t first_errors_dropped() const { return first_errors_dropped_; }
@@ -63,6 +90,12 @@ class Runner {
   RunLimits limits_;
   std::vector<OpRecord> first_errors_;
   uint64_t first_errors_dropped_ = 0;
+  uint64_t index_ = 0;
+  uint64_t elapsed_before_ns_ = 0;
+  uint64_t started_ns_ = 0;
+  bool running_ = false;
+  uint64_t ended_ns_ = 0;
+  InFlight* in_flight_ = nullptr;
 };
 
 }  // namespace cpuhp

@@ -2,6 +2,8 @@
 #include "schedule.h"
 
 #include <algorithm>
+#include <array>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +19,33 @@ bool CanOffline(const ScheduleParams& p, const OnlineState& s, int cpu) {
 
 Operation Toggle(const OnlineState& s, int cpu) {
   return {cpu, s.IsOnline(cpu) ? Direction::kOffline : Direction::kOnline};
+}
+
+Direction DirFrom(const nlohmann::json& j) {
+  const int d = j.get<int>();
+  if (d != 0 && d != 1)
+    throw std::out_of_range("direction " + std::to_string(d));
+  return static_cast<Direction>(d);
+}
+
+// Runs `apply` (which reads fields with .at() and returns whether they are in
+// range) and turns every exception into a one-line error.
+template <typename F>
+bool Restore(const nlohmann::json& j, const char* pattern, std::string* err, F apply) {
+  try {
+    if (!j.is_object() || j.value("pattern", "") != pattern) {
+      *err = std::string("schedule state is not for pattern ") + pattern;
+      return false;
+    }
+    if (!apply()) {
+      *err = std::string(pattern) + " schedule state out of range";
+      return false;
+    }
+    return true;
+  } catch (const std::exception& e) {
+    *err = std::string(pattern) + " schedule state: " + e.what();
+    return false;
+  }
 }
 
 // Each selected CPU in turn: toggle it, then toggle it back, so every CPU
@@ -48,6 +77,22 @@ class RoundRobin : public Schedule {
     return std::nullopt;
   }
 
+  nlohmann::json SaveState() const override {
+    return {{"pattern", "roundrobin"},
+            {"cursor", cursor_},
+            {"pending_back", pending_back_},
+            {"back_cpu", back_.cpu},
+            {"back_dir", static_cast<int>(back_.dir)}};
+  }
+  bool RestoreState(const nlohmann::json& j, std::string* err) override {
+    return Restore(j, "roundrobin", err, [&] {
+      cursor_ = j.at("cursor").get<size_t>();
+      pending_back_ = j.at("pending_back").get<bool>();
+      back_ = {j.at("back_cpu").get<int>(), DirFrom(j.at("back_dir"))};
+      return cursor_ < p_.cpus.size();
+    });
+  }
+
  private:
   ScheduleParams p_;
   size_t cursor_ = 0;
@@ -76,6 +121,17 @@ class AllCpus : public Schedule {
     return std::nullopt;
   }
 
+  nlohmann::json SaveState() const override {
+    return {{"pattern", "all"}, {"cursor", cursor_}, {"offlining", offlining_}};
+  }
+  bool RestoreState(const nlohmann::json& j, std::string* err) override {
+    return Restore(j, "all", err, [&] {
+      cursor_ = j.at("cursor").get<size_t>();
+      offlining_ = j.at("offlining").get<bool>();
+      return cursor_ <= p_.cpus.size();
+    });
+  }
+
  private:
   ScheduleParams p_;
   size_t cursor_ = 0;
@@ -99,6 +155,16 @@ class RandomWalk : public Schedule {
       return std::nullopt;
     }
     return Toggle(s, moves_[rng_.Below(moves_.size())]);
+  }
+
+  nlohmann::json SaveState() const override {
+    return {{"pattern", "random"}, {"rng", rng_.state()}};
+  }
+  bool RestoreState(const nlohmann::json& j, std::string* err) override {
+    return Restore(j, "random", err, [&] {
+      rng_.set_state(j.at("rng").get<std::array<uint64_t, 4>>());
+      return true;
+    });
   }
 
  private:
@@ -149,6 +215,24 @@ class Sweep : public Schedule {
   nlohmann::json Describe() const override {
     return {
         {"victim", victim_}, {"levels", levels_}, {"cycles_per_level", p_.sweep.cycles_per_level}};
+  }
+
+  nlohmann::json SaveState() const override {
+    return {{"pattern", "sweep"},
+            {"level", level_},
+            {"cycle_ops", cycle_ops_},
+            {"setup_attempts", setup_attempts_},
+            {"last_setup_cpu", last_setup_.cpu},
+            {"last_setup_dir", static_cast<int>(last_setup_.dir)}};
+  }
+  bool RestoreState(const nlohmann::json& j, std::string* err) override {
+    return Restore(j, "sweep", err, [&] {
+      level_ = j.at("level").get<size_t>();
+      cycle_ops_ = j.at("cycle_ops").get<uint64_t>();
+      setup_attempts_ = j.at("setup_attempts").get<int>();
+      last_setup_ = {j.at("last_setup_cpu").get<int>(), DirFrom(j.at("last_setup_dir"))};
+      return level_ <= levels_.size();
+    });
   }
 
  private:

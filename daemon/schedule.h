@@ -51,6 +51,11 @@ class Schedule {
   const std::string& error() const { return error_; }
   // Pattern-specific facts for the report (sweep levels, victim).
   virtual nlohmann::json Describe() const;
+  // Checkpoint position (cursor, phase, RNG state): restored into a schedule
+  // built from the same params, it continues the same operation sequence
+  // from the same online state. RestoreState refuses a mismatched document.
+  virtual nlohmann::json SaveState() const = 0;
+  virtual bool RestoreState(const nlohmann::json& j, std::string* err) = 0;
 
  protected:
   std::string error_;

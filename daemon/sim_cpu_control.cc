@@ -2,9 +2,12 @@
 #include "sim_cpu_control.h"
 
 #include <errno.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cmath>
+
+#include <nlohmann/json.hpp>
 
 #include "cpu_list.h"
 
@@ -74,6 +77,15 @@ int SimCpuControl::WriteOnline(int cpu, bool online) {
     return 0;
   }
   clock_.Advance(static_cast<uint64_t>(std::max(1.0, ns)));
+  if (cfg_.stall_every && writes_ % cfg_.stall_every == 0) {
+    // A write stuck "in the kernel": really blocks, for the stuck-operation
+    // watchdog to see.
+    timespec ts = {static_cast<time_t>(cfg_.stall_ns / 1000000000ull),
+                   static_cast<long>(cfg_.stall_ns % 1000000000ull)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
+    }
+    clock_.Advance(cfg_.stall_ns);
+  }
   if (!online && online_count_ == 1)
     return EBUSY;
   for (auto it = faults_.begin(); it != faults_.end(); ++it) {
@@ -87,6 +99,45 @@ int SimCpuControl::WriteOnline(int cpu, bool online) {
     return EBUSY;
   SetOnline(cpu, online);
   return 0;
+}
+
+}  // namespace cpuhp
+
+namespace cpuhp {
+
+nlohmann::json SimCpuControl::SaveState() const {
+  return {{"cpus", cpus()},
+          {"now_ns", clock_.now()},
+          {"rng", rng_.state()},
+          {"online", online_},
+          {"writes", writes_}};
+}
+
+bool SimCpuControl::RestoreState(const nlohmann::json& j, std::string* err) {
+  try {
+    if (j.at("cpus").get<int>() != cpus()) {
+      *err = "sim state is for " + std::to_string(j.at("cpus").get<int>()) + " CPUs, not " +
+             std::to_string(cpus());
+      return false;
+    }
+    std::vector<uint8_t> online = j.at("online").get<std::vector<uint8_t>>();
+    if (online.size() != online_.size()) {
+      *err = "sim state: online vector has the wrong size";
+      return false;
+    }
+    clock_.Set(j.at("now_ns").get<uint64_t>());
+    rng_.set_state(j.at("rng").get<std::array<uint64_t, 4>>());
+    writes_ = j.at("writes").get<uint64_t>();
+    online_count_ = 0;
+    for (size_t c = 0; c < online.size(); ++c) {
+      online_[c] = online[c] != 0;
+      online_count_ += online_[c];
+    }
+    return true;
+  } catch (const std::exception& e) {
+    *err = std::string("sim state: ") + e.what();
+    return false;
+  }
 }
 
 }  // namespace cpuhp

@@ -11,6 +11,8 @@
 #include <deque>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "config.h"
 #include "cpu_control.h"
 #include "rng.h"
@@ -20,7 +22,9 @@ namespace cpuhp {
 class SimClock : public Clock {
  public:
   uint64_t NowNs() override { return now_ns_; }
+  uint64_t now() const { return now_ns_; }
   void Advance(uint64_t ns) { now_ns_ += ns; }
+  void Set(uint64_t ns) { now_ns_ = ns; }
 
  private:
   uint64_t now_ns_ = 1000000000ull;
@@ -50,6 +54,11 @@ class SimCpuControl : public CpuControl {
   int cpus() const { return static_cast<int>(online_.size()); }
   int online_count() const { return online_count_; }
   uint64_t writes() const { return writes_; }
+
+  // Checkpoint: clock, RNG, online CPUs and write count, so a resumed run
+  // continues the same simulated machine. Queued test faults are not saved.
+  nlohmann::json SaveState() const;
+  bool RestoreState(const nlohmann::json& j, std::string* err);
 
  private:
   SimConfig cfg_;

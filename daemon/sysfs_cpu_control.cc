@@ -74,7 +74,8 @@ class SysfsCpuControl : public CpuControl {
       *err = path + ": cannot read: " + strerror(e);
       return false;
     }
-    // 6.1 prints "(null)" in nohz_full when nohz_full= was not given.
+    // A NO_HZ_FULL kernel booted without nohz_full= prints its unset mask
+    // as "(null)" (Debian 12's 6.1, seen in tests/vm): no CPU.
     if (text == "(null)\n" || text == "(null)") {
       cpus->clear();
       return true;

@@ -15,6 +15,7 @@ packages=(build-essential cmake pkg-config libspdlog-dev nlohmann-json3-dev libc
           clang libclang-rt-14-dev)
 packages+=(chromium python3-yaml)  # verdicts tests: HTML report in headless Chromium, LAVA YAML
 packages+=(qemu-system-x86 busybox-static cpio)  # tests/vm: cpuhp_probe in a Debian-kernel guest
+packages+=(libsystemd-dev systemd debootstrap qemu-system-x86 linux-image-amd64 cpio)  # soak: journald, sd_notify, systemd-analyze tests, tests/vm guest
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

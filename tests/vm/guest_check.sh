@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Runs inside the guest as vm-check.service: drives cpuhp-stress@vm under real
+# systemd and prints "VMTEST: key=value" lines on the serial console for the
+# host (tests/vm/vm_test.sh) to check.
+u=cpuhp-stress@vm.service
+say() { echo "VMTEST: $*" > /dev/ttyS0; }
+show() { systemctl show -p "$1" --value "$u"; }
+say "boot=ok cpus=$(cat /sys/devices/system/cpu/online)"
+systemctl start "$u"  # Type=notify: returns once READY=1 arrived
+say "start_rc=$? active=$(show ActiveState) sub=$(show SubState)"
+sleep 12
+say "status=$(show StatusText)"
+test -s /var/lib/cpuhp-stress/vm/checkpoint.json && say "checkpoint=yes"
+pid=$(show MainPID)
+kill -9 "$pid"
+say "killed=$pid"
+sleep 15  # RestartSec=5, then restore, discovery, resume
+say "after_kill_pid=$(show MainPID) nrestarts=$(show NRestarts) active=$(show ActiveState)"
+journalctl -b -u "$u" -o cat | grep -q "resuming the run" && say "resumed=yes"
+sleep 6
+say "status2=$(show StatusText)"
+systemctl stop "$u"
+say "stop_rc=$? online=$(cat /sys/devices/system/cpu/online) present=$(cat /sys/devices/system/cpu/present)"
+say "journal_fields=$(journalctl -b -u "$u" -o export | grep -c -E '^(CPU|OP|ITERATION)=')"
+journalctl -b -u "$u" -o export | grep -m1 -E '^CPU=' | sed 's/^/VMTEST: journal_sample=/' > /dev/ttyS0
+r=/var/log/cpuhp-stress/vm.json
+say "report_kinds=$(grep -o '"kind": *"[a-z]*"' "$r" | tr -d ' "' | tr '\n' ,)"
+say "report_stop=$(grep -o '"stop_reason": *"[a-z]*"' "$r" | tr -d ' "')"
+say "report_ops=$(grep -m1 -o '"ops": *[0-9]*' "$r" | tr -d ' "')"
+journalctl -b -u "$u" -o cat | tail -n 15 | sed 's/^/VMTEST-LOG: /' > /dev/ttyS0
+say "done"
+systemctl poweroff -f
