@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cpu_list.h"
+#include "health_sources.h"
 #include "oplog.h"
 #include "progress.h"
 #include "report.h"
@@ -176,6 +177,12 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
     return fail(kExitBadInput, err);
   if (!CheckWritableDir(cfg.report, &err))
     return fail(kExitBadInput, err);
+  std::vector<std::unique_ptr<TimingSource>> configured;
+  if (!NewConfiguredSources(cfg, topo, selected, &configured, &err))
+    return fail(kExitBadInput, err);
+  std::vector<TimingSource*> all_sources = sources;
+  for (auto& s : configured)
+    all_sources.push_back(s.get());
   OpLog oplog;
   if (!cfg.oplog.empty() && !oplog.Open(cfg.oplog, &err))
     return fail(kExitBadInput, err);
@@ -196,7 +203,7 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
                                      {"clock", sim ? "simulated" : "CLOCK_MONOTONIC"},
                                      {"measures", "write(2) of 0/1 to cpuN/online"}}}};
   std::vector<TimingSource*> running;
-  for (TimingSource* s : sources) {
+  for (TimingSource* s : all_sources) {
     std::string why;
     if (s->Start(&why)) {
       running.push_back(s);

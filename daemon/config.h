@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +39,22 @@ struct SimConfig {
   double error_rate = 0.0;  // fraction of writes failing with EBUSY
 };
 
+// Wakeup-latency probes on the CPUs that stay online (daemon/disturbance.h).
+struct DisturbanceConfig {
+  bool enabled = false;
+  std::string cpus = "auto";          // "auto": every CPU online at start and not toggled
+  uint64_t period_ns = 1000000;       // absolute clock_nanosleep period of each probe
+  int fifo_priority = 0;              // 0: SCHED_OTHER; 1..99: SCHED_FIFO at that priority
+  uint64_t baseline_ns = 1000000000;  // probes alone before the first operation
+};
+
+// Kernel log health checks (daemon/kmsg_health.h).
+struct HealthConfig {
+  bool enabled = true;
+  bool stop_on_kernel_warning = false;    // "on_kernel_warning": "stop" | "continue"
+  std::map<std::string, bool> stop_kind;  // per-kind override of the above (kind -> stop)
+};
+
 struct Config {
   Pattern pattern = Pattern::kRoundRobin;
   std::string cpus = "all";      // kernel CPU list or "all" (every hotpluggable CPU)
@@ -55,6 +72,8 @@ struct Config {
   ProgressMode progress = ProgressMode::kAuto;
   SweepConfig sweep;
   SimConfig sim;
+  DisturbanceConfig disturbance;
+  HealthConfig health;
 };
 
 // Parses and validates a config document on top of `*cfg` (keys absent in the

@@ -69,6 +69,15 @@ int main(int argc, char** argv) {
   run->add_option("--progress", progress, "auto | always | never");
   auto* stop_opt =
       run->add_flag("--stop-on-error", stop_on_error, "Stop at the first failed operation");
+  bool disturbance = false;
+  int fifo_priority = 0;
+  std::string on_kernel_warning;
+  auto* dist_opt = run->add_flag("--disturbance", disturbance,
+                                 "Run wakeup-latency probes on the CPUs that stay online");
+  auto* fifo_opt = run->add_option("--fifo-priority", fifo_priority,
+                                   "Probes as SCHED_FIFO at this priority (1-99; 0 = SCHED_OTHER)");
+  run->add_option("--on-kernel-warning", on_kernel_warning,
+                  "continue | stop: what a WARNING, BUG, Oops, stall... in the kernel log does");
 
   // restore
   CLI::App* restore = app.add_subcommand(
@@ -144,6 +153,12 @@ int main(int argc, char** argv) {
     overrides["progress"] = progress;
   if (*stop_opt)
     overrides["stop_on_error"] = stop_on_error;
+  if (*dist_opt)
+    overrides["disturbance"]["enabled"] = disturbance;
+  if (*fifo_opt)
+    overrides["disturbance"]["fifo_priority"] = fifo_priority;
+  if (!on_kernel_warning.empty())
+    overrides["health"]["on_kernel_warning"] = on_kernel_warning;
   if (!cpuhp::ApplyConfigJson(overrides, "command line", &cfg, &err)) {
     spdlog::error("{}", err);
     return cpuhp::kExitBadInput;

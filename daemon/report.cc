@@ -13,6 +13,9 @@
 #include <cstdio>
 #include <system_error>
 
+#include "disturbance.h"
+#include "kmsg_health.h"
+
 #ifndef CPUHP_VERSION
 #define CPUHP_VERSION "0.0.0"
 #endif
@@ -294,6 +297,8 @@ std::string HumanSummary(const nlohmann::json& report) {
              rate.c_str(), Str(run, "stop_reason", interim ? "still running" : "none").c_str());
   for (const char* dir : {"offline", "online"})
     out += DirectionTable(report, dir);
+  out += DisturbanceSummary(report);
+  out += KmsgHealthSummary(report);
   out += ErrorLines(report);
   out += RestoreLine(report);
   return out;

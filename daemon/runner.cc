@@ -6,6 +6,18 @@
 
 namespace cpuhp {
 
+bool Runner::SourceWantsStop(RunOutcome* out) {
+  std::string why;
+  for (TimingSource* s : sources_) {
+    if (s->WantsStop(&why)) {
+      out->stop_reason = "error";
+      out->message = s->name() + ": " + why;
+      return true;
+    }
+  }
+  return false;
+}
+
 RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<void()>& tick) {
   RunOutcome out;
   Clock* wall = MonotonicClock();
@@ -74,6 +86,8 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       out.message = err;
       break;
     }
+    if (SourceWantsStop(&out))
+      break;
     if (limits_.stop_on_error && (rec.err != 0 || !rec.readback_ok)) {
       out.stop_reason = "error";
       out.message = "cpu" + std::to_string(rec.cpu) + " " + std::string(DirectionName(rec.dir)) +
