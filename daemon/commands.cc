@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cpu_list.h"
+#include "health_sources.h"
 #include "kmod_source.h"
 #include "oplog.h"
 #include "progress.h"
@@ -185,6 +186,12 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
     return fail(kExitBadInput, err);
   if (!CheckWritableDir(cfg.report, &err))
     return fail(kExitBadInput, err);
+  std::vector<std::unique_ptr<TimingSource>> configured;
+  if (!NewConfiguredSources(cfg, topo, selected, &configured, &err))
+    return fail(kExitBadInput, err);
+  std::vector<TimingSource*> all_sources = sources;
+  for (auto& s : configured)
+    all_sources.push_back(s.get());
   OpLog oplog;
   if (!cfg.oplog.empty() && !(soak.resuming() ? oplog.OpenAt(cfg.oplog, soak.oplog_bytes(), &err)
                                               : oplog.Open(cfg.oplog, &err)))
@@ -215,7 +222,6 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
                                     {{"status", "ok"},
                                      {"clock", sim ? "simulated" : "CLOCK_MONOTONIC"},
                                      {"measures", "write(2) of 0/1 to cpuN/online"}}}};
-  std::vector<TimingSource*> all_sources = sources;
   std::unique_ptr<TracefsSource> tracefs;
   if (cfg.tracepoints && !sim) {
     tracefs = std::make_unique<TracefsSource>(cfg.sysfs_root);

@@ -18,6 +18,7 @@
 
 #include "cpu_list.h"
 #include "json_file.h"
+#include "kmsg_health.h"
 
 namespace cpuhp {
 namespace {
@@ -35,6 +36,10 @@ constexpr const char* kPatternNames[] = {"roundrobin", "all", "random", "sweep"}
 constexpr const char* kProgressNames[] = {"auto", "always", "never"};
 constexpr const char* kBackendNames[] = {"sysfs", "sim"};
 constexpr const char* kResumeNames[] = {"auto", "never"};
+constexpr const char* kOnWarningNames[] = {"continue", "stop"};
+constexpr uint64_t kMinProbePeriodNs = 10000;       // 10 us: below that a probe is a busy loop
+constexpr uint64_t kMaxProbePeriodNs = 1000000000;  // 1 s
+constexpr uint64_t kMaxBaselineNs = 3600000000000ull;
 
 struct DurationUnit {
   const char* name;
@@ -397,6 +402,75 @@ const Field kSimFields[] = {
     {"stall_ns", [](const Value& v, Config* c) { return GetU64(v, kMaxSimNs, &c->sim.stall_ns); }},
 };
 
+const Field kDisturbanceFields[] = {
+    {"enabled", [](const Value& v, Config* c) { return GetBool(v, &c->disturbance.enabled); }},
+    {"cpus",
+     [](const Value& v, Config* c) {
+       std::vector<int> cpus;
+       std::string err;
+       if (!v.j.is_string() ||
+           (v.j.get_ref<const std::string&>() != "auto" &&
+            (!ParseCpuList(v.j.get_ref<const std::string&>(), &cpus, &err) || cpus.empty())))
+         return v.Got("expected \"auto\" or a non-empty CPU list like \"0,2-3\"");
+       c->disturbance.cpus = v.j.get<std::string>();
+       return true;
+     }},
+    {"period",
+     [](const Value& v, Config* c) {
+       uint64_t ns = 0;
+       if (!GetDuration(v, &ns))
+         return false;
+       if (ns < kMinProbePeriodNs || ns > kMaxProbePeriodNs)
+         return v.Got("expected a period from 10us to 1s");
+       c->disturbance.period_ns = ns;
+       return true;
+     }},
+    {"fifo_priority",
+     [](const Value& v, Config* c) { return GetInt(v, 0, 99, &c->disturbance.fifo_priority); }},
+    {"baseline",
+     [](const Value& v, Config* c) {
+       uint64_t ns = 0;
+       if (!GetDuration(v, &ns))
+         return false;
+       if (ns > kMaxBaselineNs)
+         return v.Got("expected a duration from 0 to 1h");
+       c->disturbance.baseline_ns = ns;
+       return true;
+     }},
+};
+
+bool GetStopKinds(const Value& v, Config* c) {
+  if (!v.j.is_object())
+    return v.Got("expected a JSON object of kind: \"continue\" or \"stop\"");
+  std::map<std::string, bool> kinds;
+  for (auto it = v.j.begin(); it != v.j.end(); ++it) {
+    const Value child = v.At(PathKey(it.key()), it.value());
+    if (KmsgKindFromName(it.key()) < 0) {
+      std::string known;
+      for (int k = 0; k < kKmsgKinds; ++k)
+        known += std::string(k ? ", " : "") + KmsgKindName(k);
+      return child.Fail("unknown key (known keys: " + known + ")");
+    }
+    size_t i = 0;
+    if (!GetChoice(child, kOnWarningNames, &i))
+      return false;
+    kinds[it.key()] = i == 1;
+  }
+  c->health.stop_kind = std::move(kinds);
+  return true;
+}
+
+const Field kHealthFields[] = {
+    {"enabled", [](const Value& v, Config* c) { return GetBool(v, &c->health.enabled); }},
+    {"on_kernel_warning",
+     [](const Value& v, Config* c) {
+       size_t i = 0;
+       return GetChoice(v, kOnWarningNames, &i) &&
+              (c->health.stop_on_kernel_warning = i == 1, true);
+     }},
+    {"per_kind", GetStopKinds},
+};
+
 const Field kTopFields[] = {
     {"comment",
      [](const Value& v, Config*) { return v.j.is_string() || v.Got("expected a string"); }},
@@ -457,6 +531,9 @@ const Field kTopFields[] = {
      [](const Value& v, Config* c) { return GetDuration(v, &c->interim_interval_ns); }},
     {"stuck_timeout",
      [](const Value& v, Config* c) { return GetDuration(v, &c->stuck_timeout_ns); }},
+    {"disturbance",
+     [](const Value& v, Config* c) { return ApplyObject(v, kDisturbanceFields, c); }},
+    {"health", [](const Value& v, Config* c) { return ApplyObject(v, kHealthFields, c); }},
 };
 
 }  // namespace
@@ -511,6 +588,14 @@ json ConfigToJson(const Config& cfg) {
       {"stall_every", cfg.sim.stall_every},
       {"stall_ns", cfg.sim.stall_ns},
   };
+  json per_kind = json::object();
+  for (const auto& [kind, stop] : cfg.health.stop_kind)
+    per_kind[kind] = kOnWarningNames[stop ? 1 : 0];
+  json health = {
+      {"enabled", cfg.health.enabled},
+      {"on_kernel_warning", kOnWarningNames[cfg.health.stop_on_kernel_warning ? 1 : 0]},
+      {"per_kind", std::move(per_kind)},
+  };
   return {
       {"pattern", PatternName(cfg.pattern)},
       {"cpus", cfg.cpus},
@@ -534,6 +619,13 @@ json ConfigToJson(const Config& cfg) {
       {"resume", cfg.resume},
       {"interim_interval", FormatDuration(cfg.interim_interval_ns)},
       {"stuck_timeout", FormatDuration(cfg.stuck_timeout_ns)},
+      {"disturbance",
+       {{"enabled", cfg.disturbance.enabled},
+        {"cpus", cfg.disturbance.cpus},
+        {"period", FormatDuration(cfg.disturbance.period_ns)},
+        {"fifo_priority", cfg.disturbance.fifo_priority},
+        {"baseline", FormatDuration(cfg.disturbance.baseline_ns)}}},
+      {"health", std::move(health)},
   };
 }
 

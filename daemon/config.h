@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,22 @@ struct KmodConfig {
   std::string device = "/dev/cpuhp_probe";
 };
 
+// Wakeup-latency probes on the CPUs that stay online (daemon/disturbance.h).
+struct DisturbanceConfig {
+  bool enabled = false;
+  std::string cpus = "auto";          // "auto": every CPU online at start and not toggled
+  uint64_t period_ns = 1000000;       // absolute clock_nanosleep period of each probe
+  int fifo_priority = 0;              // 0: SCHED_OTHER; 1..99: SCHED_FIFO at that priority
+  uint64_t baseline_ns = 1000000000;  // probes alone before the first operation
+};
+
+// Kernel log health checks (daemon/kmsg_health.h).
+struct HealthConfig {
+  bool enabled = true;
+  bool stop_on_kernel_warning = false;    // "on_kernel_warning": "stop" | "continue"
+  std::map<std::string, bool> stop_kind;  // per-kind override of the above (kind -> stop)
+};
+
 struct Config {
   Pattern pattern = Pattern::kRoundRobin;
   std::string cpus = "all";      // kernel CPU list or "all" (every hotpluggable CPU)
@@ -76,6 +93,8 @@ struct Config {
   std::string resume = "auto";                       // auto | never
   uint64_t interim_interval_ns = 0;                  // 0: only on SIGUSR1
   uint64_t stuck_timeout_ns = 30000000000ull;        // 0: no watchdog
+  DisturbanceConfig disturbance;
+  HealthConfig health;
 };
 
 // Parses and validates a config document on top of `*cfg` (keys absent in the

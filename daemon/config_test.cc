@@ -286,7 +286,7 @@ TEST(ConfigErrors, UnknownKeyAtTopLevel) {
             "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
             "iterations, duration, seed, stop_on_error, interval, backend, sysfs_root, state_dir, "
             "report, oplog, progress, sweep, sim, tracepoints, kmod, checkpoint_interval, resume, "
-            "interim_interval, stuck_timeout)");
+            "interim_interval, stuck_timeout, disturbance, health)");
   EXPECT_PRED2(StartsWith, ApplyError(R"({"$schema": "x"})"), "t.json: /$schema: unknown key ");
 }
 
@@ -691,7 +691,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_EQ(d["seed"], nullptr);
   EXPECT_EQ(d["sweep"]["levels"], "auto");
   EXPECT_EQ(d["duration"], "0");
-  EXPECT_EQ(d.size(), 22u);  // every struct key, no "comment"
+  EXPECT_EQ(d.size(), 24u);  // every struct key, no "comment"
 }
 
 TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {
@@ -712,6 +712,66 @@ TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {
     setenv("STATE_DIRECTORY", saved_value.c_str(), 1);
   else
     unsetenv("STATE_DIRECTORY");
+}
+
+}  // namespace
+}  // namespace cpuhp
+
+namespace cpuhp {
+namespace {
+
+TEST(ConfigHealth, DisturbanceAndHealthKeys) {
+  Config cfg = ApplyOk(R"({"disturbance": {"enabled": true, "cpus": "0,2", "period": "500us",
+                          "fifo_priority": 80, "baseline": "250ms"},
+                          "health": {"enabled": false, "on_kernel_warning": "stop",
+                                     "per_kind": {"warning": "continue", "rcu_stall": "stop"}}})");
+  EXPECT_TRUE(cfg.disturbance.enabled);
+  EXPECT_EQ(cfg.disturbance.cpus, "0,2");
+  EXPECT_EQ(cfg.disturbance.period_ns, 500000u);
+  EXPECT_EQ(cfg.disturbance.fifo_priority, 80);
+  EXPECT_EQ(cfg.disturbance.baseline_ns, 250000000u);
+  EXPECT_FALSE(cfg.health.enabled);
+  EXPECT_TRUE(cfg.health.stop_on_kernel_warning);
+  EXPECT_EQ(cfg.health.stop_kind,
+            (std::map<std::string, bool>{{"warning", false}, {"rcu_stall", true}}));
+  const json j = ConfigToJson(cfg);
+  EXPECT_EQ(j["disturbance"]["period"], "500us");
+  EXPECT_EQ(j["health"]["per_kind"], json({{"warning", "continue"}, {"rcu_stall", "stop"}}));
+  Config back;
+  std::string err;
+  ASSERT_TRUE(ApplyConfigJson(j, "j", &back, &err)) << err;
+  EXPECT_EQ(ConfigToJson(back), j);
+  // Defaults: probes off, health on and continuing.
+  Config def;
+  EXPECT_FALSE(def.disturbance.enabled);
+  EXPECT_EQ(def.disturbance.period_ns, 1000000u);
+  EXPECT_TRUE(def.health.enabled);
+  EXPECT_FALSE(def.health.stop_on_kernel_warning);
+}
+
+TEST(ConfigHealth, BadValuesNameTheKey) {
+  EXPECT_EQ(ApplyError(R"({"disturbance": {"period": "1us"}})"),
+            "t.json: /disturbance/period: expected a period from 10us to 1s, got \"1us\"");
+  EXPECT_EQ(ApplyError(R"({"disturbance": {"period": "2s"}})"),
+            "t.json: /disturbance/period: expected a period from 10us to 1s, got \"2s\"");
+  EXPECT_EQ(ApplyError(R"({"disturbance": {"fifo_priority": 100}})"),
+            "t.json: /disturbance/fifo_priority: expected an integer from 0 to 99, got 100");
+  EXPECT_EQ(ApplyError(R"({"disturbance": {"cpus": "x"}})"),
+            "t.json: /disturbance/cpus: expected \"auto\" or a non-empty CPU list like "
+            "\"0,2-3\", got \"x\"");
+  EXPECT_EQ(ApplyError(R"({"disturbance": {"baseline": "2h"}})"),
+            "t.json: /disturbance/baseline: expected a duration from 0 to 1h, got \"2h\"");
+  EXPECT_EQ(ApplyError(R"({"health": {"on_kernel_warning": "panic"}})"),
+            "t.json: /health/on_kernel_warning: expected one of \"continue\", \"stop\", got "
+            "\"panic\"");
+  EXPECT_EQ(ApplyError(R"({"health": {"per_kind": {"warn": "stop"}}})"),
+            "t.json: /health/per_kind/warn: unknown key (known keys: soft_lockup, hard_lockup, "
+            "rcu_stall, hung_task, failed_online, didnt_die, oops, bug, warning)");
+  EXPECT_EQ(ApplyError(R"({"health": {"per_kind": {"bug": true}}})"),
+            "t.json: /health/per_kind/bug: expected one of \"continue\", \"stop\", got true");
+  EXPECT_EQ(ApplyError(R"({"health": {"per_kind": []}})"),
+            "t.json: /health/per_kind: expected a JSON object of kind: \"continue\" or "
+            "\"stop\", got []");
 }
 
 }  // namespace

@@ -99,6 +99,15 @@ int main(int argc, char** argv) {
                   "Write an interim report this often (default 0: only on SIGUSR1)");
   run->add_option("--stuck-timeout", stuck_timeout,
                   "Report a hotplug write not returned after this long (default 30s; 0: off)");
+  bool disturbance = false;
+  int fifo_priority = 0;
+  std::string on_kernel_warning;
+  auto* dist_opt = run->add_flag("--disturbance", disturbance,
+                                 "Run wakeup-latency probes on the CPUs that stay online");
+  auto* fifo_opt = run->add_option("--fifo-priority", fifo_priority,
+                                   "Probes as SCHED_FIFO at this priority (1-99; 0 = SCHED_OTHER)");
+  run->add_option("--on-kernel-warning", on_kernel_warning,
+                  "continue | stop: what a WARNING, BUG, Oops, stall... in the kernel log does");
 
   // restore
   CLI::App* restore = app.add_subcommand(
@@ -247,6 +256,12 @@ int main(int argc, char** argv) {
     overrides["interim_interval"] = interim_interval;
   if (!stuck_timeout.empty())
     overrides["stuck_timeout"] = stuck_timeout;
+  if (*dist_opt)
+    overrides["disturbance"]["enabled"] = disturbance;
+  if (*fifo_opt)
+    overrides["disturbance"]["fifo_priority"] = fifo_priority;
+  if (!on_kernel_warning.empty())
+    overrides["health"]["on_kernel_warning"] = on_kernel_warning;
   if (!cpuhp::ApplyConfigJson(overrides, "command line", &cfg, &err)) {
     spdlog::error("{}", err);
     return cpuhp::kExitBadInput;

@@ -13,7 +13,9 @@
 #include <cstdio>
 #include <system_error>
 
+#include "disturbance.h"
 #include "kmod_source.h"
+#include "kmsg_health.h"
 
 #ifndef CPUHP_VERSION
 #define CPUHP_VERSION "0.0.0"
@@ -297,6 +299,8 @@ std::string HumanSummary(const nlohmann::json& report) {
   for (const char* dir : {"offline", "online"})
     out += DirectionTable(report, dir);
   out += KmodSummary(report);
+  out += DisturbanceSummary(report);
+  out += KmsgHealthSummary(report);
   out += ErrorLines(report);
   out += RestoreLine(report);
   return out;

@@ -12,6 +12,18 @@ uint64_t Runner::elapsed_ns() const {
   return elapsed_before_ns_ + (running_ ? MonotonicClock()->NowNs() : ended_ns_) - started_ns_;
 }
 
+bool Runner::SourceWantsStop(RunOutcome* out) {
+  std::string why;
+  for (TimingSource* s : sources_) {
+    if (s->WantsStop(&why)) {
+      out->stop_reason = "error";
+      out->message = s->name() + ": " + why;
+      return true;
+    }
+  }
+  return false;
+}
+
 RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<void()>& tick) {
   RunOutcome out;
   Clock* wall = MonotonicClock();
@@ -94,6 +106,8 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       out.message = err;
       break;
     }
+    if (SourceWantsStop(&out))
+      break;
     if (limits_.stop_on_error && (rec.err != 0 || !rec.readback_ok)) {
       out.stop_reason = "error";
       out.message = "cpu" + std::to_string(rec.cpu) + " " + std::string(DirectionName(rec.dir)) +

@@ -81,6 +81,9 @@ class Runner {
   uint64_t first_errors_dropped() const { return first_errors_dropped_; }
 
  private:
+  // A timing source asked to stop (TimingSource::WantsStop): fills *out.
+  bool SourceWantsStop(RunOutcome* out);
+
   CpuControl* ctl_;
   Schedule* schedule_;
   OnlineState state_;

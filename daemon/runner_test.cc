@@ -148,6 +148,41 @@ TEST(RunnerTest, TimingSourcesSeeEveryOperation) {
   EXPECT_GT(src.ends[2].duration_ns, 0u);
 }
 
+// Asks to stop once it has seen `after` operations end.
+class StoppingSource : public RecordingSource {
+ public:
+  explicit StoppingSource(size_t after) : after_(after) {}
+  std::string name() const override { return "kmsg"; }
+  bool WantsStop(std::string* why) override {
+    ++asked;
+    if (ends.size() < after_)
+      return false;
+    *why = "WARNING: at kernel/cpu.c:42";
+    return true;
+  }
+  size_t asked = 0;
+
+ private:
+  size_t after_;
+};
+
+TEST(RunnerTest, ASourceCanStopTheRunAfterTheOperationItSawSomethingIn) {
+  Rig rig(3);
+  RecordingSource quiet;
+  StoppingSource stopper(3);
+  RunOutcome out = rig.Run({.iterations = 100}, {&quiet, &stopper});
+  EXPECT_EQ(out.stop_reason, "error");
+  EXPECT_EQ(out.message, "kmsg: WARNING: at kernel/cpu.c:42");
+  EXPECT_EQ(out.ops, 3u);
+  EXPECT_EQ(rig.stats.ops(), 3u);  // the operation that triggered it is counted
+  EXPECT_EQ(quiet.ends.size(), 3u);
+  EXPECT_EQ(stopper.asked, 3u);  // asked once per operation, after OpEnd
+  // A source that never asks leaves the run alone.
+  Rig rig2(3);
+  RecordingSource plain;
+  EXPECT_EQ(rig2.Run({.iterations = 10}, {&plain}).stop_reason, "iterations");
+}
+
 TEST(RunnerTest, SameSeedSameSequence) {
   auto seq = [](uint64_t seed) {
     SimConfig c = Rig::Cfg(6);

@@ -31,6 +31,12 @@ class TimingSource {
   virtual void OpBegin(const Operation& op, uint64_t index) = 0;
   virtual void OpEnd(const OpRecord& rec) = 0;
 
+  // Checked by the runner after each operation (after OpEnd): a source that
+  // saw something the run must not go on after (a kernel WARNING with
+  // "on_kernel_warning": "stop") returns true with a one-line reason, and the
+  // run stops with stop_reason "error" and "<name>: <reason>" as its message.
+  virtual bool WantsStop(std::string* /*why*/) { return false; }
+
   // After the last operation: drain whatever is still buffered.
   virtual void Stop() = 0;
 

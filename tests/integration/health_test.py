@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Integration tests of the disturbance probes and the kernel log health
+checks on this machine's real cpu1 (CPUHP_TEST_CPU overrides). Needs root, a
+hotpluggable CPU and a CPU that stays online; otherwise skipped (exit 77).
+Run under flock /run/lock/cpuhp-real-cpu.lock (ctest does).
+
+    health_test.py BUILD_DIR SOURCE_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+SYS = "/sys/devices/system/cpu"
+CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
+BIN = SRC = None
+TEST_LINE = "WARNING: cpuhp-stress test line"
+
+
+def read(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+def online_file(cpu=CPU):
+    return f"{SYS}/cpu{cpu}/online"
+
+
+def skip_reason():
+    if os.geteuid() != 0:
+        return "not root: real hotplug and /dev/kmsg need root"
+    if not os.access(online_file(), os.W_OK):
+        return f"{online_file()} missing or not writable: cpu{CPU} cannot be hotplugged here"
+    if not os.access("/dev/kmsg", os.R_OK | os.W_OK):
+        return "/dev/kmsg not readable and writable"
+    return None
+
+
+def write_kmsg(line):
+    with open("/dev/kmsg", "w") as f:
+        f.write(f"<4>{line}\n")
+
+
+class HealthTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="cpuhp-health.")
+        self.dir = self.tmp.name
+        self.state = os.path.join(self.dir, "state")
+        self.report = os.path.join(self.dir, "report.json")
+        self.start_online = read(f"{SYS}/online")
+
+    def tearDown(self):
+        left = read(f"{SYS}/online")
+        if read(online_file()) != "1":
+            with open(online_file(), "w") as f:
+                f.write("1")
+        self.tmp.cleanup()
+        self.assertEqual(left, self.start_online, "a CPU was left offline")
+
+    def args(self, *extra):
+        return [BIN, "run", "--cpus", str(CPU), "--seed", "1", "--state-dir", self.state,
+                "--report", self.report, "--progress", "never", *extra]
+
+    def load(self):
+        with open(self.report) as f:
+            r = json.load(f)
+        v = subprocess.run(["/usr/bin/python3", f"{SRC}/tests/validate_report.py",
+                            f"{SRC}/daemon/schema/report.schema.json", self.report],
+                           capture_output=True, text=True)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        self.assertEqual(r["restore"]["ok"], True)
+        return r
+
+    def run_ok(self, *extra, config=None):
+        args = self.args(*extra)
+        if config is not None:
+            path = os.path.join(self.dir, "config.json")
+            with open(path, "w") as f:
+                json.dump(config, f)
+            args += ["--config", path]
+        p = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+        return p, self.load()
+
+    # ---- disturbance ----
+
+    def test_probes_report_baseline_and_in_operation_samples(self):
+        p, r = self.run_ok("--iterations", "200", "--disturbance")
+        d = r["timing_sources"]["disturbance"]
+        self.assertEqual(d["status"], "ok", d)
+        self.assertEqual(d["toggled_cpus"], str(CPU))
+        self.assertNotIn(str(CPU), d["probe_cpus"].split(","))
+        self.assertEqual(d["period_ns"], 1_000_000)
+        t = d["total"]
+        # 1 s of baseline at 1 ms, then 200 real operations of a few ms each.
+        self.assertGreater(t["baseline"]["count"], 500, t)
+        self.assertGreater(t["offline"]["count"], 0, t)
+        self.assertGreater(t["online"]["count"], 0, t)
+        self.assertEqual(d["samples"], sum(t[b]["count"] for b in t))
+        for b in ("baseline", "offline", "online"):
+            self.assertLessEqual(t[b]["p99_ns"], t[b]["max_ns"])
+            self.assertGreater(t[b]["max_ns"], 0)
+            self.assertLess(t[b]["max_ns"], 10_000_000_000)
+        self.assertEqual(r["totals"]["failed"], 0)
+        self.assertIn("wakeup latency of the other CPUs", p.stdout)
+        self.assertRegex(p.stdout, r"during offline +\d+")
+
+    def test_fifo_probe_on_a_toggled_cpu_never_blocks_its_offline(self):
+        # A SCHED_FIFO probe pinned to the CPU being taken offline: the kernel
+        # breaks its affinity and moves it; the offline succeeds every time,
+        # and the probe gets its CPU back when the CPU returns.
+        cfg = {"disturbance": {"enabled": True, "cpus": f"0,{CPU}" if CPU else "1",
+                               "fifo_priority": 50, "baseline": "100ms"}}
+        p, r = self.run_ok("--iterations", "60", "--interval", "20ms", config=cfg)
+        self.assertEqual(r["totals"]["ops"], 60)
+        self.assertEqual(r["totals"]["failed"], 0)
+        self.assertEqual(r["totals"]["readback_mismatches"], 0)
+        d = r["timing_sources"]["disturbance"]
+        self.assertEqual(d["policy"], "SCHED_FIFO")
+        rows = {row["cpu"]: row for row in d["per_cpu"]}
+        moved = rows[CPU]
+        self.assertGreater(moved["off_cpu_samples"], 0, moved)
+        self.assertGreater(moved["repins"], 0, moved)
+        self.assertEqual(rows[0 if CPU else 1]["off_cpu_samples"], 0)
+        self.assertGreater(moved["offline"]["count"] + moved["online"]["count"], 0)
+
+    # ---- kernel log health ----
+
+    def test_health_is_ok_and_quiet_on_this_machine(self):
+        p, r = self.run_ok("--iterations", "100")
+        h = r["timing_sources"]["kmsg_health"]
+        self.assertEqual(h["status"], "ok", h)
+        self.assertEqual(h["events"], 0, h)
+        self.assertTrue(all(v == 0 for v in h["counts"].values()), h)
+        self.assertIsNone(h["first_event"])
+        # Each hotplug logs a line ("CPU 1 is now offline", "Booting ..."):
+        # the reader really saw the run's records.
+        self.assertGreaterEqual(h["records_read"], 50, h)
+        self.assertEqual(h["records_lost"], 0)
+        self.assertEqual(h["taint"]["added_flags"], "")
+        self.assertIn("kernel log: 0 problem lines", p.stdout)
+
+    def run_and_inject(self, *extra, after_s=1.0):
+        proc = subprocess.Popen(self.args("--iterations", "0", "--interval", "5ms", *extra),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        t = threading.Timer(after_s, write_kmsg, [TEST_LINE])
+        t.start()
+        try:
+            out, err = proc.communicate(timeout=120)
+        finally:
+            t.cancel()
+        return proc.returncode, out, err
+
+    def test_a_warning_mid_run_is_caught_with_its_operation(self):
+        rc, out, err = self.run_and_inject("--duration", "3s")
+        self.assertEqual(rc, 0, out + err)
+        r = self.load()
+        self.assertEqual(r["run"]["stop_reason"], "duration")
+        h = r["timing_sources"]["kmsg_health"]
+        self.assertEqual(h["counts"]["warning"], 1, h)
+        f = h["first_event"]
+        self.assertEqual(f["kind"], "warning")
+        self.assertEqual(f["message"], TEST_LINE)
+        self.assertEqual(f["facility"], 1)  # written by user space
+        self.assertEqual(f["level"], 4)
+        # Injected about 1 s into a 3 s run of operations every ~5-30 ms.
+        self.assertIsInstance(f["op_index"], int)
+        self.assertGreater(f["op_index"], 5)
+        self.assertLess(f["op_index"], r["totals"]["ops"] - 5)
+        self.assertFalse(h["stopped_run"])
+        self.assertIn("first: warning at operation", out)
+
+    def test_stop_mode_stops_the_run_naming_the_line(self):
+        t0 = time.monotonic()
+        rc, out, err = self.run_and_inject("--duration", "60s", "--on-kernel-warning", "stop")
+        self.assertLess(time.monotonic() - t0, 30, "the run did not stop at the warning")
+        self.assertEqual(rc, 1, out + err)
+        r = self.load()
+        self.assertEqual(r["run"]["stop_reason"], "error")
+        h = r["timing_sources"]["kmsg_health"]
+        self.assertTrue(h["stopped_run"])
+        self.assertEqual(h["stop_on"][-1], "warning")
+        self.assertIn(f"kmsg_health: warning in kernel log at operation "
+                      f"{h['first_event']['op_index']}: {TEST_LINE}", err)
+        self.assertEqual(read(online_file()), "1")
+
+
+if __name__ == "__main__":
+    BIN, SRC = os.path.join(sys.argv[1], "cpuhp-stress"), sys.argv[2]
+    why = skip_reason()
+    if why:
+        print(f"SKIPPED: {why}")
+        sys.exit(77)
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(HealthTest)
+    res = unittest.TextTestRunner(verbosity=2).run(suite)
+    failed = len(res.failures) + len(res.errors)
+    print(f"{res.testsRun - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
