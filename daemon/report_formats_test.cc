@@ -41,7 +41,8 @@ TEST(ReportFormatsTest, FailuresLimitsHealthAndBaseline) {
   s.failed = 2;
   s.restore_ok = false;
   json r = SyntheticReport(s);
-  r["health"] = {{"status", "ok"}, {"kmsg", {{"warnings", 1}, {"oops", 0}}}};
+  r["timing_sources"]["kmsg_health"] = {
+      {"status", "ok"}, {"counts", {{"warning", 1}, {"oops", 0}, {"rcu_stall", 0}}}};
   ReportOptions o;
   std::string err;
   ASSERT_TRUE(ParseLimit("offline.p99=1ms", &o, &err)) << err;

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # One entry point for a fresh Debian 12 machine, as root:
 #   tools/setup.sh run    install packages, build, run the built-in default job
-#   tools/setup.sh test   install packages, build (warnings as errors, and an
-#                         ASan/UBSan build), run the whole test suite in both
+#   tools/setup.sh test   install packages, build (warnings as errors; ASan/UBSan;
+#                         clang + libFuzzer), run the whole test suite in each
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}

@@ -7,7 +7,7 @@
 # READY, StatusText shows progress, kill -9 of the main PID restarts it and it
 # resumes from the checkpoint, `systemctl stop` leaves every CPU online, the
 # journal holds the structured fields, the final report records the restart.
-# The root file system tarball is cached in BUILD_DIR/vm/ (first run: a few
+# The root file system tarball is cached in /var/cache/cpuhp-stress (first run: a few
 # minutes of debootstrap; then about a minute per run).
 # usage: vm_test.sh SOURCE_DIR BUILD_DIR     exit 77: cannot run here
 set -euo pipefail
@@ -20,7 +20,14 @@ kernel=$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -1 || true)
 [ -n "$kernel" ] || { echo "vm test: no /boot/vmlinuz-*-amd64 (apt-get install linux-image-amd64)"; exit 77; }
 work=$build/vm
 mkdir -p "$work"
-rootfs_tar=$work/rootfs-bookworm.tar
+# The root file system is a pure function of build_rootfs.sh and Debian's
+# archive: cache it for the machine (like apt's own cache), keyed by the
+# script's hash, so clean clones do not debootstrap again. A new machine or a
+# changed script builds it anew.
+cache=${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}
+mkdir -p "$cache"
+key=$(sha256sum "$src/tests/vm/build_rootfs.sh" | cut -c1-16)
+rootfs_tar=$cache/rootfs-bookworm-$key.tar
 if [ ! -s "$rootfs_tar" ]; then
   command -v debootstrap >/dev/null || { echo "vm test: debootstrap missing"; exit 77; }
   echo "vm test: debootstrap (cached in $rootfs_tar)"
