@@ -14,40 +14,28 @@ import glob
 import os
 import subprocess
 import sys
-import tempfile
-import unittest
 
-SYS = "/sys/devices/system/cpu"
-CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
-BIN = SRC = None
-ONLINE = f"{SYS}/cpu{CPU}/online"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import cpuhp_testlib as lib  # noqa: E402
+from cpuhp_testlib import CPU, online_file, read  # noqa: E402
 
-
-def read(path):
-    with open(path) as f:
-        return f.read().strip()
+ONLINE = online_file()
 
 
-class HostileInputTest(unittest.TestCase):
+class HostileInputTest(lib.RealCpuCase):
+    prefix = "cpuhp-hostile."
+
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="cpuhp-hostile.")
-        self.dir = self.tmp.name
-        self.state = os.path.join(self.dir, "state")
-        self.report = os.path.join(self.dir, "report.json")
-        self.start_online = read(f"{SYS}/online")
+        super().setUp()
         self.mounts = []
 
     def tearDown(self):
         for m in reversed(self.mounts):
             subprocess.run(["umount", m], check=False)
-        if read(ONLINE) != "1":
-            with open(ONLINE, "w") as f:
-                f.write("1")
-        self.tmp.cleanup()
-        self.assertEqual(read(f"{SYS}/online"), self.start_online, "a CPU was left offline")
+        super().tearDown()
 
     def run_tool(self, *args):
-        return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=120)
+        return super().run_tool(*args, timeout=120)
 
     def assert_refused(self, p, needle, code=2):
         lines = p.stderr.strip().splitlines()
@@ -63,7 +51,7 @@ class HostileInputTest(unittest.TestCase):
                              "--report", self.report, "--progress", "never")
 
     def test_config_corpus(self):
-        files = sorted(glob.glob(f"{SRC}/tests/hostile/configs/*"))
+        files = sorted(glob.glob(f"{lib.SRC}/tests/hostile/configs/*"))
         self.assertGreaterEqual(len(files), 39)
         machine_keys = {"cpus-not-present.json": "/cpus", "cpus-not-hotpluggable.json": "/cpus",
                         "min-online-too-high.json": "/min_online"}
@@ -150,12 +138,4 @@ class HostileInputTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.join(sys.argv[1], "cpuhp-stress"), sys.argv[2]
-    if os.geteuid() != 0 or not os.access(ONLINE, os.W_OK):
-        print(f"SKIPPED: needs root and a hotpluggable cpu{CPU}")
-        sys.exit(77)
-    res = unittest.TextTestRunner(verbosity=2).run(
-        unittest.defaultTestLoader.loadTestsFromTestCase(HostileInputTest))
-    failed = len(res.failures) + len(res.errors)
-    print(f"{res.testsRun - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    lib.main(HostileInputTest)

@@ -10,32 +10,16 @@ Run under flock /run/lock/cpuhp-real-cpu.lock (ctest does).
 import json
 import os
 import subprocess
-import sys
-import tempfile
 import threading
 import time
-import unittest
 
-SYS = "/sys/devices/system/cpu"
-CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
-BIN = SRC = None
+import cpuhp_testlib as lib
+from cpuhp_testlib import CPU, online_file, read
+
 TEST_LINE = "WARNING: cpuhp-stress test line"
 
 
-def read(path):
-    with open(path) as f:
-        return f.read().strip()
-
-
-def online_file(cpu=CPU):
-    return f"{SYS}/cpu{cpu}/online"
-
-
-def skip_reason():
-    if os.geteuid() != 0:
-        return "not root: real hotplug and /dev/kmsg need root"
-    if not os.access(online_file(), os.W_OK):
-        return f"{online_file()} missing or not writable: cpu{CPU} cannot be hotplugged here"
+def kmsg_missing():
     if not os.access("/dev/kmsg", os.R_OK | os.W_OK):
         return "/dev/kmsg not readable and writable"
     return None
@@ -46,35 +30,15 @@ def write_kmsg(line):
         f.write(f"<4>{line}\n")
 
 
-class HealthTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="cpuhp-health.")
-        self.dir = self.tmp.name
-        self.state = os.path.join(self.dir, "state")
-        self.report = os.path.join(self.dir, "report.json")
-        self.start_online = read(f"{SYS}/online")
-
-    def tearDown(self):
-        left = read(f"{SYS}/online")
-        if read(online_file()) != "1":
-            with open(online_file(), "w") as f:
-                f.write("1")
-        self.tmp.cleanup()
-        self.assertEqual(left, self.start_online, "a CPU was left offline")
+class HealthTest(lib.RealCpuCase):
+    prefix = "cpuhp-health."
 
     def args(self, *extra):
-        return [BIN, "run", "--cpus", str(CPU), "--seed", "1", "--state-dir", self.state,
+        return [lib.BIN, "run", "--cpus", str(CPU), "--seed", "1", "--state-dir", self.state,
                 "--report", self.report, "--progress", "never", *extra]
 
     def load(self):
-        with open(self.report) as f:
-            r = json.load(f)
-        v = subprocess.run(["/usr/bin/python3", f"{SRC}/tests/validate_report.py",
-                            f"{SRC}/daemon/schema/report.schema.json", self.report],
-                           capture_output=True, text=True)
-        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
-        self.assertEqual(r["restore"]["ok"], True)
-        return r
+        return self.load_report()
 
     def run_ok(self, *extra, config=None):
         args = self.args(*extra)
@@ -191,13 +155,4 @@ class HealthTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.join(sys.argv[1], "cpuhp-stress"), sys.argv[2]
-    why = skip_reason()
-    if why:
-        print(f"SKIPPED: {why}")
-        sys.exit(77)
-    suite = unittest.defaultTestLoader.loadTestsFromTestCase(HealthTest)
-    res = unittest.TextTestRunner(verbosity=2).run(suite)
-    failed = len(res.failures) + len(res.errors)
-    print(f"{res.testsRun - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    lib.main(HealthTest, kmsg_missing)

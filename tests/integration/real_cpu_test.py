@@ -11,68 +11,19 @@ import json
 import os
 import signal
 import subprocess
-import sys
-import tempfile
 import time
-import unittest
 
-SYS = "/sys/devices/system/cpu"
-CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
-BIN = SRC = None
+import cpuhp_testlib as lib
+from cpuhp_testlib import CPU, SYS, online_file, read
 
 
-def read(path):
-    with open(path) as f:
-        return f.read().strip()
-
-
-def online_file(cpu=CPU):
-    return f"{SYS}/cpu{cpu}/online"
-
-
-def skip_reason():
-    if os.geteuid() != 0:
-        return "not root: real hotplug needs root"
-    if not os.access(online_file(), os.W_OK):
-        return f"{online_file()} missing or not writable: cpu{CPU} cannot be hotplugged here"
-    return None
-
-
-class RealCpuTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="cpuhp-it.")
-        self.dir = self.tmp.name
-        self.state = os.path.join(self.dir, "state")
-        self.report = os.path.join(self.dir, "report.json")
-        self.start_online = read(f"{SYS}/online")
-
-    def tearDown(self):
-        # Whatever happened, every CPU this test may have touched comes back.
-        left = read(f"{SYS}/online")
-        if read(online_file()) != "1":
-            with open(online_file(), "w") as f:
-                f.write("1")
-        self.tmp.cleanup()
-        self.assertEqual(left, self.start_online, "a CPU was left offline")
-
-    def run_tool(self, *args, check=None, **kw):
-        p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300, **kw)
-        if check is not None:
-            self.assertEqual(p.returncode, check, f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
-        return p
-
+class RealCpuTest(lib.RealCpuCase):
     def run_pattern(self, pattern, *extra):
         self.run_tool("run", "--pattern", pattern, "--cpus", str(CPU), "--seed", "1",
                       "--state-dir", self.state, "--report", self.report, "--progress", "never",
                       *extra, check=0)
-        with open(self.report) as f:
-            r = json.load(f)
-        v = subprocess.run(["/usr/bin/python3", f"{SRC}/tests/validate_report.py",
-                            f"{SRC}/daemon/schema/report.schema.json", self.report],
-                           capture_output=True, text=True)
-        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        r = self.load_report()
         self.assertFalse(os.path.exists(f"{self.state}/state.json"))
-        self.assertEqual(r["restore"]["ok"], True)
         self.assertEqual(r["totals"]["failed"], 0)
         self.assertEqual(r["totals"]["readback_mismatches"], 0)
         self.assertEqual(r["cpus"]["selected"], str(CPU))
@@ -134,7 +85,7 @@ class RealCpuTest(unittest.TestCase):
         self.assertGreaterEqual(r["run"]["elapsed_ns"], 1_000_000_000)
 
     def test_sigint_writes_report_and_restores(self):
-        p = subprocess.Popen([BIN, "run", "--cpus", str(CPU), "--iterations", "0",
+        p = subprocess.Popen([lib.BIN, "run", "--cpus", str(CPU), "--iterations", "0",
                               "--state-dir", self.state, "--report", self.report,
                               "--interval", "20ms", "--progress", "never"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -151,7 +102,7 @@ class RealCpuTest(unittest.TestCase):
     def test_kill9_then_restore(self):
         # A pause between operations lets the kill land while cpu1 is offline
         # and no write is in flight (the kernel finishes a write it started).
-        p = subprocess.Popen([BIN, "run", "--cpus", str(CPU), "--iterations", "0",
+        p = subprocess.Popen([lib.BIN, "run", "--cpus", str(CPU), "--iterations", "0",
                               "--state-dir", self.state, "--report", self.report,
                               "--interval", "200ms", "--progress", "never"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -171,7 +122,7 @@ class RealCpuTest(unittest.TestCase):
         self.assertFalse(os.path.exists(f"{self.state}/state.json"))
 
     def test_run_after_kill9_restores_first(self):
-        p = subprocess.Popen([BIN, "run", "--cpus", str(CPU), "--iterations", "0",
+        p = subprocess.Popen([lib.BIN, "run", "--cpus", str(CPU), "--iterations", "0",
                               "--state-dir", self.state, "--report", self.report,
                               "--interval", "200ms", "--progress", "never"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -219,13 +170,4 @@ class RealCpuTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN, SRC = os.path.join(sys.argv[1], "cpuhp-stress"), sys.argv[2]
-    why = skip_reason()
-    if why:
-        print(f"SKIPPED: {why}")
-        sys.exit(77)
-    suite = unittest.defaultTestLoader.loadTestsFromTestCase(RealCpuTest)
-    res = unittest.TextTestRunner(verbosity=2).run(suite)
-    failed = len(res.failures) + len(res.errors)
-    print(f"{res.testsRun - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    lib.main(RealCpuTest)

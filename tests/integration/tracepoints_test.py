@@ -13,23 +13,10 @@ import glob
 import json
 import os
 import subprocess
-import sys
-import tempfile
 import time
-import unittest
 
-SYS = "/sys/devices/system/cpu"
-CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
-BIN = SRC = None
-
-
-def read(path):
-    with open(path) as f:
-        return f.read().strip()
-
-
-def online_file(cpu=CPU):
-    return f"{SYS}/cpu{cpu}/online"
+import cpuhp_testlib as lib
+from cpuhp_testlib import CPU, online_file, read
 
 
 def tracefs():
@@ -46,48 +33,18 @@ def our_instances():
     return sorted(glob.glob(f"{tracefs()}/instances/cpuhp-stress-*"))
 
 
-def skip_reason():
-    if os.geteuid() != 0:
-        return "not root: real hotplug and tracefs need root"
-    if not os.access(online_file(), os.W_OK):
-        return f"{online_file()} missing or not writable: cpu{CPU} cannot be hotplugged here"
-    return None
+class TracepointsTest(lib.RealCpuCase):
+    prefix = "cpuhp-tp."
 
-
-class TracepointsTest(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory(prefix="cpuhp-tp.")
-        self.dir = self.tmp.name
-        self.state = os.path.join(self.dir, "state")
-        self.report = os.path.join(self.dir, "report.json")
-        self.start_online = read(f"{SYS}/online")
+        super().setUp()
         self.instances_before = our_instances()
-
-    def tearDown(self):
-        left = read(f"{SYS}/online")
-        if read(online_file()) != "1":
-            with open(online_file(), "w") as f:
-                f.write("1")
-        self.tmp.cleanup()
-        self.assertEqual(left, self.start_online, "a CPU was left offline")
-
-    def run_tool(self, *args, check=None):
-        p = subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300)
-        if check is not None:
-            self.assertEqual(p.returncode, check, f"stdout:\n{p.stdout}\nstderr:\n{p.stderr}")
-        return p
 
     def run_traced(self, ops, *extra):
         p = self.run_tool("run", "--pattern", "roundrobin", "--cpus", str(CPU), "--seed", "1",
                           "--iterations", str(ops), "--state-dir", self.state, "--report",
                           self.report, "--progress", "never", *extra, check=0)
-        with open(self.report) as f:
-            r = json.load(f)
-        v = subprocess.run(["/usr/bin/python3", f"{SRC}/tests/validate_report.py",
-                            f"{SRC}/daemon/schema/report.schema.json", self.report],
-                           capture_output=True, text=True)
-        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
-        return p, r
+        return p, self.load_report(restored=False)
 
     def test_kernel_states_in_report(self):
         ops = 20
@@ -151,7 +108,7 @@ class TracepointsTest(unittest.TestCase):
         self.assertEqual(r["config"]["tracepoints"], False)
 
     def test_kill9_leaves_instance_restore_removes_it(self):
-        p = subprocess.Popen([BIN, "run", "--cpus", str(CPU), "--iterations", "0",
+        p = subprocess.Popen([lib.BIN, "run", "--cpus", str(CPU), "--iterations", "0",
                               "--state-dir", self.state, "--report", self.report,
                               "--interval", "200ms", "--progress", "never", "--tracepoints"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -169,15 +126,4 @@ class TracepointsTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    BIN, SRC = os.path.join(sys.argv[1], "cpuhp-stress"), sys.argv[2]
-    why = skip_reason()
-    if why:
-        print(f"SKIPPED: {why}")
-        sys.exit(77)
-    suite = unittest.defaultTestLoader.loadTestsFromTestCase(TracepointsTest)
-    res = unittest.TextTestRunner(verbosity=2).run(suite)
-    failed = len(res.failures) + len(res.errors)
-    print(f"{res.testsRun - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    lib.main(TracepointsTest)

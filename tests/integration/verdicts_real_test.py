@@ -12,17 +12,11 @@ import subprocess
 import sys
 import tempfile
 
-SYS = "/sys/devices/system/cpu"
-CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
-
-
-def read(path):
-    with open(path) as f:
-        return f.read().strip()
+from cpuhp_testlib import CPU, SYS, read
 
 
 def main():
-    build, src = sys.argv[1], sys.argv[2]
+    build = sys.argv[1]
     binary = os.path.join(build, "cpuhp-stress")
     online = f"{SYS}/cpu{CPU}/online"
     if os.geteuid() != 0 or not os.access(online, os.W_OK):
