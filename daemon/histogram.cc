@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_file.h"
+
 namespace cpuhp {
 
 namespace {
@@ -26,26 +28,6 @@ constexpr uint64_t kMaxTracked = (uint64_t{1} << Histogram::kMaxValueBits) - 1;
 uint64_t BucketMid(int index) {
   uint64_t low = Histogram::BucketLow(index);
   return low + (Histogram::BucketHigh(index) - low) / 2;
-}
-
-// Accepts both signed and unsigned JSON integers (hand-built JSON stores 5
-// as signed), refuses negatives, floats and everything else.
-bool GetU64(const nlohmann::json& j, const char* key, uint64_t* out, std::string* msg) {
-  auto it = j.find(key);
-  if (it == j.end()) {
-    *msg = std::string(key) + ": missing";
-    return false;
-  }
-  if (it->is_number_unsigned()) {
-    *out = it->get<uint64_t>();
-    return true;
-  }
-  if (it->is_number_integer() && it->get<int64_t>() >= 0) {
-    *out = static_cast<uint64_t>(it->get<int64_t>());
-    return true;
-  }
-  *msg = std::string(key) + ": expected a non-negative integer";
-  return false;
 }
 
 bool GetFinite(const nlohmann::json& j, const char* key, double* out, std::string* msg) {
@@ -248,8 +230,9 @@ bool Histogram::FromJson(const nlohmann::json& j, std::string* err) {
   }
   Histogram h;
   uint64_t min_ns = 0;
-  if (!GetU64(j, "count", &h.count_, &msg) || !GetU64(j, "min_ns", &min_ns, &msg) ||
-      !GetU64(j, "max_ns", &h.max_, &msg) || !GetFinite(j, "mean_ns", &h.mean_, &msg) ||
+  if (!ReadU64Field(j, "", "count", &h.count_, &msg) ||
+      !ReadU64Field(j, "", "min_ns", &min_ns, &msg) ||
+      !ReadU64Field(j, "", "max_ns", &h.max_, &msg) || !GetFinite(j, "mean_ns", &h.mean_, &msg) ||
       !GetFinite(j, "m2", &h.m2_, &msg)) {
     return fail(msg);
   }

@@ -202,4 +202,23 @@ bool LoadJsonFile(const std::string& path, size_t max_bytes, json* doc, std::str
   return ReadSmallFile(path, max_bytes, &text, err) && ParseJsonText(text, path, doc, err);
 }
 
+bool ReadU64Field(const nlohmann::json& obj, const std::string& path, const char* key,
+                  uint64_t* out, std::string* msg) {
+  auto it = obj.find(key);
+  if (it == obj.end()) {
+    *msg = path + key + ": missing";
+    return false;
+  }
+  if (it->is_number_unsigned()) {
+    *out = it->get<uint64_t>();
+    return true;
+  }
+  if (it->is_number_integer() && it->get<int64_t>() >= 0) {
+    *out = static_cast<uint64_t>(it->get<int64_t>());
+    return true;
+  }
+  *msg = path + key + ": expected a non-negative integer";
+  return false;
+}
+
 }  // namespace cpuhp

@@ -23,4 +23,10 @@ bool ParseJsonText(const std::string& text, const std::string& source, nlohmann:
 // ReadSmallFile + ParseJsonText.
 bool LoadJsonFile(const std::string& path, size_t max_bytes, nlohmann::json* doc, std::string* err);
 
+// obj[key] as a non-negative integer. JSON built in memory stores 5 as signed,
+// parsed JSON as unsigned: both are accepted; negatives, floats, strings and a
+// missing key are refused with "<path><key>: ..." in *msg.
+bool ReadU64Field(const nlohmann::json& obj, const std::string& path, const char* key,
+                  uint64_t* out, std::string* msg);
+
 }  // namespace cpuhp

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "errno_name.h"
+#include "json_file.h"
 
 namespace cpuhp {
 
@@ -27,25 +28,6 @@ bool CpuInRange(int cpu) {
 const char* const kDirNames[kDirections] = {"offline", "online"};
 
 // Field readers: on failure they set *msg to "<path>: <problem>".
-bool ReadU64(const json& obj, const std::string& path, const char* key, uint64_t* out,
-             std::string* msg) {
-  auto it = obj.find(key);
-  if (it == obj.end()) {
-    *msg = path + key + ": missing";
-    return false;
-  }
-  if (it->is_number_unsigned()) {
-    *out = it->get<uint64_t>();
-    return true;
-  }
-  if (it->is_number_integer() && it->get<int64_t>() >= 0) {
-    *out = static_cast<uint64_t>(it->get<int64_t>());
-    return true;
-  }
-  *msg = path + key + ": expected a non-negative integer";
-  return false;
-}
-
 bool ReadInt(const json& obj, const std::string& path, const char* key, int lo, int* out,
              std::string* msg) {
   auto it = obj.find(key);
@@ -340,9 +322,9 @@ bool RunStats::StateFromJson(const json& j, std::string* err) {
   const json* by_cpu = nullptr;
   const json* errors = nullptr;
   const json* readback = nullptr;
-  if (!ReadU64(j, "", "ops", &s.ops_, &msg) ||
-      !ReadU64(j, "", "failed_ops", &s.failed_ops_, &msg) ||
-      !ReadU64(j, "", "readback_mismatches", &s.readback_mismatches_, &msg) ||
+  if (!ReadU64Field(j, "", "ops", &s.ops_, &msg) ||
+      !ReadU64Field(j, "", "failed_ops", &s.failed_ops_, &msg) ||
+      !ReadU64Field(j, "", "readback_mismatches", &s.readback_mismatches_, &msg) ||
       !ReadDirObject(j, "ops_by_direction", &ops_by_dir, &msg) ||
       !ReadDirObject(j, "by_direction", &by_dir, &msg) ||
       !ReadDirObject(j, "by_online_count", &by_online, &msg) ||
@@ -354,7 +336,7 @@ bool RunStats::StateFromJson(const json& j, std::string* err) {
   uint64_t ok_in_histograms = 0;
   for (int d = 0; d < kDirections; d++) {
     std::string dir = kDirNames[d];
-    if (!ReadU64(*ops_by_dir, "ops_by_direction.", kDirNames[d], &s.ops_by_dir_[d], &msg) ||
+    if (!ReadU64Field(*ops_by_dir, "ops_by_direction.", kDirNames[d], &s.ops_by_dir_[d], &msg) ||
         !ReadHistogram(*by_dir, "by_direction.", kDirNames[d], &s.by_dir_[d], &msg)) {
       return fail(msg);
     }
@@ -451,7 +433,7 @@ bool RunStats::StateFromJson(const json& j, std::string* err) {
     }
     if (!ReadInt(e, path, "cpu", std::numeric_limits<int>::min(), &cpu, &msg) ||
         !ReadInt(e, path, "errno", std::numeric_limits<int>::min(), &errnum, &msg) ||
-        !ReadU64(e, path, "count", &count, &msg)) {
+        !ReadU64Field(e, path, "count", &count, &msg)) {
       return fail(msg);
     }
     if (errnum == 0 || count == 0) {
@@ -478,7 +460,7 @@ bool RunStats::StateFromJson(const json& j, std::string* err) {
       return fail(item + ": expected an object");
     }
     if (!ReadInt(e, path, "cpu", std::numeric_limits<int>::min(), &cpu, &msg) ||
-        !ReadU64(e, path, "count", &count, &msg)) {
+        !ReadU64Field(e, path, "count", &count, &msg)) {
       return fail(msg);
     }
     if (count == 0) {
