@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "trace_parser.h"
 
+#include <fstream>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace cpuhp {
@@ -56,6 +59,46 @@ TEST(TraceParser, TaskNamesWithSpacesDashesAndTgidColumn) {
   ASSERT_TRUE(
       ParseTraceLine("sh-5 [000] 12.000001: cpuhp_exit: cpu: 0001 state: 1 step: 1 ret: 0", &ev));
   EXPECT_EQ(ev.ts_ns, 12000001000ull);
+}
+
+// Every event line of the two 6.1 guest captures parses (the arm64 one has
+// the (tgid) column; both have need-resched ".N..." flags), and the counts
+// per kind are those of the files.
+TEST(TraceParser, CapturedDebian61GuestTraces) {
+  struct Want {
+    const char* file;
+    int enter, multi, exit;
+  };
+  for (const Want& w : {Want{"x86_64-6.1-cpu1-offline-online.trace", 66, 9, 75},
+                        Want{"arm64-6.1-cpu1-offline-online.trace", 64, 9, 73}}) {
+    std::ifstream f(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/trace/" + w.file);
+    ASSERT_TRUE(f) << w.file;
+    int enter = 0, multi = 0, exit = 0, bad = 0;
+    std::string line;
+    while (std::getline(f, line)) {
+      if (line.empty() || line[0] == '#')
+        continue;
+      TraceEvent ev;
+      if (!ParseTraceLine(line, &ev)) {
+        ++bad;
+        continue;
+      }
+      EXPECT_EQ(ev.cpu, 1) << line;
+      EXPECT_GE(ev.idx, 0) << line;
+      EXPECT_GT(ev.ts_ns, 0u) << line;
+      if (ev.kind == TraceKind::kExit)
+        EXPECT_EQ(ev.ret, 0) << line;
+      else
+        EXPECT_FALSE(ev.fun.empty()) << line;
+      enter += ev.kind == TraceKind::kEnter;
+      multi += ev.kind == TraceKind::kMultiEnter;
+      exit += ev.kind == TraceKind::kExit;
+    }
+    EXPECT_EQ(bad, 0) << w.file;
+    EXPECT_EQ(enter, w.enter) << w.file;
+    EXPECT_EQ(multi, w.multi) << w.file;
+    EXPECT_EQ(exit, w.exit) << w.file;
+  }
 }
 
 TEST(TraceParser, LostMarker) {

@@ -25,6 +25,7 @@
 #include <linux/log2.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/poll.h>
 #include <linux/ptrace.h>
@@ -103,7 +104,13 @@ static DEFINE_PER_CPU(struct cp_ring, cp_rings);
 static DEFINE_PER_CPU(struct cp_nohz_stats, cp_nohz);
 static u64 __percpu *cp_targets;	/* nr_cpu_ids counters per CPU */
 static atomic64_t cp_seq;
-static atomic_long_t cp_pending;	/* records in all rings */
+static atomic_long_t cp_pending;	/* records in all rings, under the ring locks */
+/*
+ * Serialises the consumers (read() and RESET): only they advance a ring's
+ * tail, so a reader can copy records out, copy them to user space, and
+ * only then consume them. A fault loses nothing.
+ */
+static DEFINE_MUTEX(cp_read_mutex);
 
 static DECLARE_WAIT_QUEUE_HEAD(cp_wq);
 static struct timer_list cp_wake_timer;
@@ -166,7 +173,8 @@ static int cp_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 	r->seq = atomic64_inc_return(&cp_seq) - 1;
 	r->start_ns = e->start_ns;
 	r->duration_ns = end_ns - e->start_ns;
-	r->retval = (s64)(long)regs_return_value(regs);
+	/* Every probed function returns int: the upper register half is undefined. */
+	r->retval = (s64)(int)regs_return_value(regs);
 	r->probe_id = p - cp_probes;
 	r->target_cpu = e->target_cpu;
 	r->exec_cpu = e->exec_cpu;
@@ -174,8 +182,8 @@ static int cp_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 	r->flags = p->arg_unsure ? CPUHP_PROBE_REC_ARG_UNSURE : 0;
 	r->reserved = 0;
 	ring->head++;
-	raw_spin_unlock_irqrestore(&ring->lock, flags);
 	atomic_long_inc(&cp_pending);
+	raw_spin_unlock_irqrestore(&ring->lock, flags);
 	return 0;
 }
 NOKPROBE_SYMBOL(cp_ret_handler);
@@ -293,6 +301,7 @@ static void cp_reset(void)
 	unsigned long flags;
 	int cpu, i;
 
+	lockdep_assert_held(&cp_read_mutex);
 	for_each_possible_cpu(cpu) {
 		struct cp_ring *ring = per_cpu_ptr(&cp_rings, cpu);
 
@@ -339,76 +348,123 @@ static int cp_dev_open(struct inode *inode, struct file *file)
 
 static int cp_dev_release(struct inode *inode, struct file *file)
 {
-	atomic_set(&cp_open, 0);
+	/*
+	 * Stop the timer while we still own the device: clearing cp_open
+	 * first would let the next opener arm the timer, and this
+	 * del_timer_sync() would then cancel the new opener's wakeups.
+	 * The handler re-arms itself; the sync delete handles that.
+	 */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 	timer_delete_sync(&cp_wake_timer);
 #else
 	del_timer_sync(&cp_wake_timer);
 #endif
+	atomic_set_release(&cp_open, 0);
 	return 0;
 }
 
-/* Moves up to max records from the rings into buf; returns how many. */
-static size_t cp_drain(struct cpuhp_probe_record *buf, size_t max)
+/*
+ * Copies up to max records of one CPU's ring into buf without consuming
+ * them; returns how many. Caller holds cp_read_mutex.
+ */
+static size_t cp_peek(struct cp_ring *ring, struct cpuhp_probe_record *buf, size_t max)
 {
 	unsigned long flags;
 	size_t n = 0;
+	u32 tail;
+
+	raw_spin_lock_irqsave(&ring->lock, flags);
+	for (tail = ring->tail; n < max && tail != ring->head; tail++)
+		buf[n++] = ring->recs[tail % ring_records];
+	raw_spin_unlock_irqrestore(&ring->lock, flags);
+	return n;
+}
+
+/* Consumes n records that cp_peek() returned. Caller holds cp_read_mutex. */
+static void cp_consume(struct cp_ring *ring, size_t n)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ring->lock, flags);
+	ring->tail += n;
+	atomic_long_sub(n, &cp_pending);
+	raw_spin_unlock_irqrestore(&ring->lock, flags);
+}
+
+#define CP_READ_CHUNK 64
+
+/*
+ * Moves up to want records to user space; returns how many, or -EFAULT
+ * when the first copy faults. Records are consumed only once copied, so a
+ * fault loses none of them.
+ */
+static ssize_t cp_read_records(char __user *ubuf, size_t want,
+			       struct cpuhp_probe_record *buf)
+{
+	const size_t sz = sizeof(struct cpuhp_probe_record);
+	size_t done = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
 		struct cp_ring *ring = per_cpu_ptr(&cp_rings, cpu);
-		size_t got = 0;
 
-		raw_spin_lock_irqsave(&ring->lock, flags);
-		while (n < max && ring->tail != ring->head) {
-			buf[n++] = ring->recs[ring->tail % ring_records];
-			ring->tail++;
-			got++;
+		while (done < want) {
+			size_t n = cp_peek(ring, buf, min_t(size_t, want - done, CP_READ_CHUNK));
+
+			if (!n)
+				break;
+			if (copy_to_user(ubuf + done * sz, buf, n * sz))
+				return done ? (ssize_t)done : -EFAULT;
+			cp_consume(ring, n);
+			done += n;
 		}
-		raw_spin_unlock_irqrestore(&ring->lock, flags);
-		atomic_long_sub(got, &cp_pending);
-		if (n == max)
+		if (done == want)
 			break;
 	}
-	return n;
+	return done;
 }
-
-#define CP_READ_CHUNK 64
 
 static ssize_t cp_dev_read(struct file *file, char __user *ubuf, size_t count,
 			   loff_t *ppos)
 {
 	const size_t sz = sizeof(struct cpuhp_probe_record);
 	struct cpuhp_probe_record *buf;
-	size_t want = count / sz, done = 0;
-	ssize_t ret = 0;
+	size_t want = count / sz;
+	ssize_t ret;
 
 	if (want == 0)
 		return -EINVAL;
-	if (!(file->f_flags & O_NONBLOCK)) {
-		ret = wait_event_interruptible(cp_wq,
-					       atomic_long_read(&cp_pending) > 0);
-		if (ret)
-			return ret;
-	}
 	buf = kmalloc_array(CP_READ_CHUNK, sz, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
-	while (done < want) {
-		size_t n = cp_drain(buf, min_t(size_t, want - done, CP_READ_CHUNK));
-
-		if (!n)
+	/*
+	 * Another reader of the same file may take the records we were woken
+	 * for: a blocking read then waits again rather than return -EAGAIN.
+	 */
+	for (;;) {
+		if (!(file->f_flags & O_NONBLOCK)) {
+			ret = wait_event_interruptible(cp_wq,
+						       atomic_long_read(&cp_pending) > 0);
+			if (ret)
+				break;
+		}
+		ret = mutex_lock_interruptible(&cp_read_mutex);
+		if (ret)
 			break;
-		if (copy_to_user(ubuf + done * sz, buf, n * sz)) {
-			ret = -EFAULT;
+		ret = cp_read_records(ubuf, want, buf);
+		mutex_unlock(&cp_read_mutex);
+		if (ret) {
+			if (ret > 0)
+				ret *= sz;
 			break;
 		}
-		done += n;
+		if (file->f_flags & O_NONBLOCK) {
+			ret = -EAGAIN;
+			break;
+		}
 	}
 	kfree(buf);
-	if (done)
-		return done * sz;
-	return ret ? ret : -EAGAIN;
+	return ret;
 }
 
 static __poll_t cp_dev_poll(struct file *file, poll_table *wait)
@@ -546,7 +602,10 @@ static long cp_dev_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case CPUHP_PROBE_IOC_TARGETS:
 		return cp_ioc_targets(uarg);
 	case CPUHP_PROBE_IOC_RESET:
+		if (mutex_lock_interruptible(&cp_read_mutex))
+			return -ERESTARTSYS;
 		cp_reset();
+		mutex_unlock(&cp_read_mutex);
 		return 0;
 	}
 	return -ENOTTY;
@@ -582,16 +641,20 @@ static void cp_free_rings(void)
 	cp_targets = NULL;
 }
 
+/* One batch: a single RCU grace period instead of one per probe. */
 static void cp_unplace_all(void)
 {
-	int i;
+	struct kretprobe *rps[CPUHP_PROBE_NR];
+	int i, n = 0;
 
 	for (i = CPUHP_PROBE_NR - 1; i >= 0; i--) {
 		if (cp_probes[i].placed) {
-			unregister_kretprobe(&cp_probes[i].rp);
+			rps[n++] = &cp_probes[i].rp;
 			cp_probes[i].placed = false;
 		}
 	}
+	if (n)
+		unregister_kretprobes(rps, n);
 }
 
 static int __init cp_init(void)

@@ -25,6 +25,10 @@ ops=${CPUHP_VM_OPS:-24}
 smp=${CPUHP_VM_SMP:-4}
 pattern=${CPUHP_VM_PATTERN:-roundrobin}   # sweep: one row per online level
 extra=${CPUHP_VM_APPEND:-}                 # e.g. nohz_full=1-15
+# kmod: guest_init.sh + check_vm_results.py; robust: guest_robust.sh +
+# robust_check.py (issue 7 part 5); trace: guest_trace.sh + trace_check.py
+# (fixture capture, tests/vm/capture_trace_fixture.sh)
+mode=${CPUHP_VM_MODE:-kmod}
 work=$build/vm-$arch${CPUHP_VM_TAG:+-$CPUHP_VM_TAG}
 cache=$build/vm-cache
 mkdir -p "$work" "$cache"
@@ -51,12 +55,13 @@ ppc64el)
   kimage=vmlinux ;;
 *) log "unsupported arch $arch"; exit 2 ;;
 esac
+[ "$mode" = kmod ] || daemon=0
 command -v "$cc" >/dev/null || skip "$cc not installed"
 [ "$(id -u)" = 0 ] || skip "needs root (apt-get download into the cache is fine, but the guest test is run as root in CI)"
 command -v "$qemu" >/dev/null || skip "$qemu not installed (tools/setup.sh installs qemu-system-x86)"
 if [ "$arch" = amd64 ]; then
   [ -x /bin/busybox ] || skip "busybox-static not installed"
-  [ -x "$build/cpuhp-stress" ] || { log "no daemon at $build/cpuhp-stress"; exit 2; }
+  [ "$daemon" = 0 ] || [ -x "$build/cpuhp-stress" ] || { log "no daemon at $build/cpuhp-stress"; exit 2; }
 fi
 dpkg --print-foreign-architectures | grep -qx "$arch" || [ "$arch" = "$(dpkg --print-architecture)" ] ||
   skip "dpkg architecture $arch not added (dpkg --add-architecture $arch && apt-get update)"
@@ -121,6 +126,11 @@ if [ "$daemon" = 1 ]; then
   done
 fi
 cp "$src/tests/vm/guest_init.sh" "$rd/init"
+if [ "$mode" != kmod ]; then
+  cp "$src/tests/vm/guest_$mode.sh" "$rd/init"
+  "$cc" -static -O2 -Wall -Wextra -Werror -pthread -o "$rd/bin/cpuhp_probe_torture" \
+    "$src/tests/vm/cpuhp_probe_torture.c"
+fi
 chmod +x "$rd/init"
 (cd "$rd" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"
 
@@ -136,4 +146,6 @@ qrc=$?
 set -e
 tr -d '\r' <"$work/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >"$work/console.log"
 log "guest exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
+[ "$mode" = kmod ] || exec python3 "$src/tests/vm/${mode}_check.py" "$work/console.log" "$work" \
+  "$arch" "$smp" "$kroot/root/boot/config-$abi-$flavour" "$qrc"
 python3 "$src/tests/vm/check_vm_results.py" "$work/console.log" "$work" "$arch" "$smp" "$daemon" "$pattern"
