@@ -15,7 +15,7 @@
 
 namespace cpuhp {
 
-enum class Pattern { kRoundRobin, kAll, kRandom, kSweep };
+enum class Pattern { kRoundRobin, kAll, kRandom, kSweep, kFaultSweep };
 const char* PatternName(Pattern p);
 bool ParsePattern(const std::string& s, Pattern* p);
 
@@ -66,6 +66,14 @@ struct HealthConfig {
   std::map<std::string, bool> stop_kind;  // per-kind override of the above (kind -> stop)
 };
 
+// Fault injection through cpuN/hotplug/fail (daemon/faults.h).
+struct FaultsConfig {
+  double rate = 0.0;                // probability that an operation is preceded by an injected one
+  std::string direction = "both";   // offline | online | both
+  std::vector<std::string> states;  // state names; empty: "all" (every failable state)
+  int repeats = 2;                  // pattern fault_sweep: injections per state, direction, CPU
+};
+
 struct Config {
   Pattern pattern = Pattern::kRoundRobin;
   std::string cpus = "all";      // kernel CPU list or "all" (every hotpluggable CPU)
@@ -95,6 +103,7 @@ struct Config {
   uint64_t stuck_timeout_ns = 30000000000ull;        // 0: no watchdog
   DisturbanceConfig disturbance;
   HealthConfig health;
+  FaultsConfig faults;
 };
 
 // Parses and validates a config document on top of `*cfg` (keys absent in the
