@@ -243,7 +243,9 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
       faults->ClearAll(&ignored);
       if (state_dir && !sim)
         state_dir->Remove(&ignored.emplace_back());
-      return fail(st == FaultInjector::Start::kFailed ? kExitFailed : kExitBadInput, err);
+      // An unknown state name is bad input; a kernel that cannot do a
+      // fault sweep, or a fail that cannot be cleared, a failed run.
+      return fail(st == FaultInjector::Start::kBadInput ? kExitBadInput : kExitFailed, err);
     }
   }
   spdlog::info("{} pattern on CPUs {} of {} ({} online), seed {}", PatternName(cfg.pattern),

@@ -400,6 +400,10 @@ const Field kSimFields[] = {
     {"stall_every",
      [](const Value& v, Config* c) { return GetU64(v, kMaxIterations, &c->sim.stall_every); }},
     {"stall_ns", [](const Value& v, Config* c) { return GetU64(v, kMaxSimNs, &c->sim.stall_ns); }},
+    {"broken_rollback_state",
+     [](const Value& v, Config* c) {
+       return GetInt(v, -1, 100000, &c->sim.broken_rollback_state);
+     }},
 };
 
 const Field kDisturbanceFields[] = {
@@ -621,6 +625,7 @@ json ConfigToJson(const Config& cfg) {
       {"error_rate", cfg.sim.error_rate},
       {"stall_every", cfg.sim.stall_every},
       {"stall_ns", cfg.sim.stall_ns},
+      {"broken_rollback_state", cfg.sim.broken_rollback_state},
   };
   json per_kind = json::object();
   for (const auto& [kind, stop] : cfg.health.stop_kind)

@@ -41,6 +41,9 @@ struct SimConfig {
   // stuck in the kernel, for the stuck-operation watchdog); 0: never.
   uint64_t stall_every = 0;
   uint64_t stall_ns = 0;
+  // Fault injection: this hotplug state (a number of the sim's table) does
+  // not roll back when it fires; -1: every rollback works.
+  int broken_rollback_state = -1;
 };
 
 // The cpuhp_probe kernel module as a timing source (daemon/kmod_source.h).

@@ -66,7 +66,8 @@ SimCpuControl::SimCpuControl(const SimConfig& cfg, uint64_t seed)
       online_(static_cast<size_t>(cfg.cpus), 1),
       online_count_(cfg.cpus),
       fail_(static_cast<size_t>(cfg.cpus), -1),
-      hp_state_(static_cast<size_t>(cfg.cpus), kSimOnlineState) {}
+      hp_state_(static_cast<size_t>(cfg.cpus), kSimOnlineState),
+      broken_rollback_(cfg.broken_rollback_state) {}
 
 std::string SimCpuControl::Describe() const {
   return "sim:" + std::to_string(cpus());

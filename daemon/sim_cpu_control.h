@@ -87,7 +87,7 @@ class SimCpuControl : public CpuControl {
   uint64_t writes_ = 0;
   std::vector<int> fail_;      // per CPU: armed state, -1 none
   std::vector<int> hp_state_;  // per CPU: hotplug state number
-  int broken_rollback_ = -1;
+  int broken_rollback_;
   int fires_ = 0;
 };
 

@@ -127,7 +127,9 @@ class SysfsCpuControl : public CpuControl {
   // write is the kernel's verdict (EINVAL: that state cannot fail now).
   int WriteFail(int cpu, int state) override {
     const std::string path = HotplugPath(cpu, "fail");
-    int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    // O_TRUNC as a shell's "echo -1 > fail": sysfs ignores it, a fake tree's
+    // regular file needs it.
+    int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
     if (fd < 0)
       return errno;
     const std::string text = std::to_string(state);
