@@ -291,7 +291,8 @@ TEST(FaultRateTest, DirectionFilterAndSeedDeterminism) {
   a.Run(50);
   b.Run(50);
   EXPECT_EQ(a.injector->ReportJson()["states"], b.injector->ReportJson()["states"]);
-  for (const auto& s : a.injector->ReportJson()["states"])
+  const nlohmann::json states = a.injector->ReportJson()["states"];  // not a temporary's member
+  for (const auto& s : states)
     EXPECT_EQ(s["direction"], "offline");
   EXPECT_EQ(a.Totals()["injected"], 25);  // every offline of the 50 operations
 }
