@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cpu_list.h"
+#include "faults.h"
 #include "health_sources.h"
 #include "kmod_source.h"
 #include "oplog.h"
@@ -122,6 +123,15 @@ bool RestoreStale(StateDir* dir, std::FILE* out, std::string* err) {
                dir->state_path(), saved.pid, saved.started_at,
                FormatCpuList(saved.online_at_start));
   auto ctl = NewSysfsCpuControl(saved.sysfs_root);
+  // A state left armed in hotplug/fail first: it must not fire below.
+  std::vector<std::string> cleared;
+  std::vector<std::string> fail_errors = ClearArmedFail(ctl.get(), saved.controlled, &cleared);
+  for (const std::string& c : cleared)
+    std::fprintf(out, "cleared hotplug/fail armed on %s\n", c.c_str());
+  if (!fail_errors.empty()) {
+    *err = dir->state_path() + ": cannot clear " + fail_errors.front();
+    return false;
+  }
   RestoreResult r = RestoreMask(ctl.get(), saved.controlled, saved.online_at_start);
   if (!r.ok) {
     *err = dir->state_path() + ": restore failed: " + r.failures.front();
@@ -181,7 +191,12 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   }
   OnlineState state = StateFrom(topo);
   ScheduleParams params{cfg.pattern, selected, cfg.min_online, seed, cfg.sweep};
-  std::unique_ptr<Schedule> schedule = NewSchedule(params, state, &err);
+  std::unique_ptr<FaultInjector> faults;
+  if (FaultsWanted(cfg))
+    faults = std::make_unique<FaultInjector>(ctl.get(), selected, FaultOptionsFrom(cfg, seed));
+  std::unique_ptr<Schedule> schedule = cfg.pattern == Pattern::kFaultSweep
+                                           ? NewFaultSweepSchedule(params, state, faults.get())
+                                           : NewSchedule(params, state, &err);
   if (!schedule)
     return fail(kExitBadInput, err);
   if (!CheckWritableDir(cfg.report, &err))
@@ -211,8 +226,27 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   if (state_dir && !sim) {
     SavedState saved{getpid(),       ReadBootId(), FormatUtc(started_real_ns),
                      cfg.sysfs_root, topo.online,  selected};
+    saved.fail_may_be_armed = faults != nullptr;
     if (!state_dir->Write(saved, &err))
       return fail(kExitBadInput, err);
+  }
+  // Fault injection learns what it can fail now: after the state file (the
+  // probes arm hotplug/fail), before the first operation.
+  if (faults) {
+    if (!sim)
+      faults->set_kmsg_reader(NewDevKmsgReader("/dev/kmsg"));
+    FaultInjector::Start st = faults->Begin(state, &err);
+    if (st == FaultInjector::Start::kUnavailable && cfg.pattern != Pattern::kFaultSweep) {
+      spdlog::warn("fault injection unavailable: {}", err);
+    } else if (st != FaultInjector::Start::kOk) {
+      std::vector<std::string> ignored;
+      faults->ClearAll(&ignored);
+      if (state_dir && !sim)
+        state_dir->Remove(&ignored.emplace_back());
+      // An unknown state name is bad input; a kernel that cannot do a
+      // fault sweep, or a fail that cannot be cleared, a failed run.
+      return fail(st == FaultInjector::Start::kBadInput ? kExitBadInput : kExitFailed, err);
+    }
   }
   spdlog::info("{} pattern on CPUs {} of {} ({} online), seed {}", PatternName(cfg.pattern),
                FormatCpuList(selected), ctl->Describe(), topo.online.size(), seed);
@@ -272,6 +306,8 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
     r["soak"] = soak.ReportJson();
     return r;
   };
+  if (faults && faults->available())
+    runner.set_hook(faults.get());
   soak.Start(&runner, started_at, seed);
   RunOutcome outcome;
   try {
@@ -294,7 +330,11 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
     source_reports[s->name()] = std::move(section);
   }
 
-  // Put the mask back before anything else can fail.
+  // No fail left armed, then the mask back, before anything else can fail.
+  std::vector<std::string> fail_clear_errors;
+  const bool fail_cleared = !faults || !faults->available() || faults->ClearAll(&fail_clear_errors);
+  for (const std::string& e : fail_clear_errors)
+    spdlog::error("{}", e);
   RestoreResult restored = RestoreMask(ctl.get(), selected, topo.online);
   if (restored.ok && state_dir && !sim && !state_dir->Remove(&err))
     spdlog::error("{}", err);
@@ -331,7 +371,13 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   in.max_rss_kib = MaxRssKib();
   nlohmann::json report = BuildReport(in);
   report["soak"] = soak.ReportJson();
+  if (faults) {
+    report["faults"] = faults->ReportJson();
+    report["faults"]["cleared_at_end"] = fail_cleared;
+    report["faults"]["clear_failures"] = fail_clear_errors;
+  }
   std::fputs(HumanSummary(report).c_str(), out);
+  std::fputs(FaultsSummary(report).c_str(), out);
   if (const auto& tp = report["timing_sources"]; tp.contains("tracepoints"))
     std::fputs(TracepointsSummary(tp["tracepoints"]).c_str(), out);
   const std::string text = report.dump(2) + "\n";
@@ -348,8 +394,9 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
       spdlog::warn("report saved instead to {}", fallback);
   }
 
-  const bool failed = stats.failed_ops() || stats.readback_mismatches() || !restored.ok ||
-                      !report_ok || !log_ok || outcome.stop_reason == "fatal" ||
+  const bool faults_failed = faults && (faults->failed_rollbacks() || !fail_cleared);
+  const bool failed = faults_failed || stats.failed_ops() || stats.readback_mismatches() ||
+                      !restored.ok || !report_ok || !log_ok || outcome.stop_reason == "fatal" ||
                       outcome.stop_reason == "error";
   return failed ? kExitFailed : kExitOk;
 }

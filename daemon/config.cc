@@ -32,7 +32,7 @@ constexpr uint64_t kMaxIterations = 1000000000000ull;
 constexpr uint64_t kMaxSimNs = 100000000000ull;  // 100 s per modeled operation
 
 // Index = enum value.
-constexpr const char* kPatternNames[] = {"roundrobin", "all", "random", "sweep"};
+constexpr const char* kPatternNames[] = {"roundrobin", "all", "random", "sweep", "fault_sweep"};
 constexpr const char* kProgressNames[] = {"auto", "always", "never"};
 constexpr const char* kBackendNames[] = {"sysfs", "sim"};
 constexpr const char* kResumeNames[] = {"auto", "never"};
@@ -400,6 +400,10 @@ const Field kSimFields[] = {
     {"stall_every",
      [](const Value& v, Config* c) { return GetU64(v, kMaxIterations, &c->sim.stall_every); }},
     {"stall_ns", [](const Value& v, Config* c) { return GetU64(v, kMaxSimNs, &c->sim.stall_ns); }},
+    {"broken_rollback_state",
+     [](const Value& v, Config* c) {
+       return GetInt(v, -1, 100000, &c->sim.broken_rollback_state);
+     }},
 };
 
 const Field kDisturbanceFields[] = {
@@ -471,6 +475,39 @@ const Field kHealthFields[] = {
     {"per_kind", GetStopKinds},
 };
 
+constexpr const char* kFaultDirectionNames[] = {"offline", "online", "both"};
+
+bool GetFaultStates(const Value& v, Config* c) {
+  if (v.j.is_string() && v.j.get_ref<const std::string&>() == "all") {
+    c->faults.states.clear();
+    return true;
+  }
+  if (!v.j.is_array() || v.j.empty())
+    return v.Got("expected \"all\" or a non-empty list of state names from hotplug/states");
+  std::vector<std::string> names;
+  for (size_t i = 0; i < v.j.size(); ++i) {
+    const Value elem = v.At(std::to_string(i), v.j[i]);
+    if (!elem.j.is_string() || elem.j.get_ref<const std::string&>().empty() ||
+        elem.j.get_ref<const std::string&>().size() > 200)
+      return elem.Got("expected a state name like \"sched:active\"");
+    names.push_back(elem.j.get<std::string>());
+  }
+  c->faults.states = std::move(names);
+  return true;
+}
+
+const Field kFaultsFields[] = {
+    {"rate", [](const Value& v, Config* c) { return GetFraction(v, &c->faults.rate); }},
+    {"direction",
+     [](const Value& v, Config* c) {
+       size_t i = 0;
+       return GetChoice(v, kFaultDirectionNames, &i) &&
+              (c->faults.direction = kFaultDirectionNames[i], true);
+     }},
+    {"states", GetFaultStates},
+    {"repeats", [](const Value& v, Config* c) { return GetInt(v, 1, 1000, &c->faults.repeats); }},
+};
+
 const Field kTopFields[] = {
     {"comment",
      [](const Value& v, Config*) { return v.j.is_string() || v.Got("expected a string"); }},
@@ -534,6 +571,7 @@ const Field kTopFields[] = {
     {"disturbance",
      [](const Value& v, Config* c) { return ApplyObject(v, kDisturbanceFields, c); }},
     {"health", [](const Value& v, Config* c) { return ApplyObject(v, kHealthFields, c); }},
+    {"faults", [](const Value& v, Config* c) { return ApplyObject(v, kFaultsFields, c); }},
 };
 
 }  // namespace
@@ -587,6 +625,7 @@ json ConfigToJson(const Config& cfg) {
       {"error_rate", cfg.sim.error_rate},
       {"stall_every", cfg.sim.stall_every},
       {"stall_ns", cfg.sim.stall_ns},
+      {"broken_rollback_state", cfg.sim.broken_rollback_state},
   };
   json per_kind = json::object();
   for (const auto& [kind, stop] : cfg.health.stop_kind)
@@ -626,6 +665,11 @@ json ConfigToJson(const Config& cfg) {
         {"fifo_priority", cfg.disturbance.fifo_priority},
         {"baseline", FormatDuration(cfg.disturbance.baseline_ns)}}},
       {"health", std::move(health)},
+      {"faults",
+       {{"rate", cfg.faults.rate},
+        {"direction", cfg.faults.direction},
+        {"states", cfg.faults.states.empty() ? json("all") : json(cfg.faults.states)},
+        {"repeats", cfg.faults.repeats}}},
   };
 }
 

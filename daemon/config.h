@@ -15,7 +15,7 @@
 
 namespace cpuhp {
 
-enum class Pattern { kRoundRobin, kAll, kRandom, kSweep };
+enum class Pattern { kRoundRobin, kAll, kRandom, kSweep, kFaultSweep };
 const char* PatternName(Pattern p);
 bool ParsePattern(const std::string& s, Pattern* p);
 
@@ -41,6 +41,9 @@ struct SimConfig {
   // stuck in the kernel, for the stuck-operation watchdog); 0: never.
   uint64_t stall_every = 0;
   uint64_t stall_ns = 0;
+  // Fault injection: this hotplug state (a number of the sim's table) does
+  // not roll back when it fires; -1: every rollback works.
+  int broken_rollback_state = -1;
 };
 
 // The cpuhp_probe kernel module as a timing source (daemon/kmod_source.h).
@@ -64,6 +67,14 @@ struct HealthConfig {
   bool enabled = true;
   bool stop_on_kernel_warning = false;    // "on_kernel_warning": "stop" | "continue"
   std::map<std::string, bool> stop_kind;  // per-kind override of the above (kind -> stop)
+};
+
+// Fault injection through cpuN/hotplug/fail (daemon/faults.h).
+struct FaultsConfig {
+  double rate = 0.0;                // probability that an operation is preceded by an injected one
+  std::string direction = "both";   // offline | online | both
+  std::vector<std::string> states;  // state names; empty: "all" (every failable state)
+  int repeats = 2;                  // pattern fault_sweep: injections per state, direction, CPU
 };
 
 struct Config {
@@ -95,6 +106,7 @@ struct Config {
   uint64_t stuck_timeout_ns = 30000000000ull;        // 0: no watchdog
   DisturbanceConfig disturbance;
   HealthConfig health;
+  FaultsConfig faults;
 };
 
 // Parses and validates a config document on top of `*cfg` (keys absent in the

@@ -286,7 +286,7 @@ TEST(ConfigErrors, UnknownKeyAtTopLevel) {
             "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
             "iterations, duration, seed, stop_on_error, interval, backend, sysfs_root, state_dir, "
             "report, oplog, progress, sweep, sim, tracepoints, kmod, checkpoint_interval, resume, "
-            "interim_interval, stuck_timeout, disturbance, health)");
+            "interim_interval, stuck_timeout, disturbance, health, faults)");
   EXPECT_PRED2(StartsWith, ApplyError(R"({"$schema": "x"})"), "t.json: /$schema: unknown key ");
 }
 
@@ -332,7 +332,8 @@ TEST(ConfigErrors, WrongTypes) {
       {R"({"duration": 30})",
        "/duration: expected a duration string like \"24h\", \"90m\", \"500ms\" or \"0\", got 30"},
       {R"({"pattern": 1})",
-       "/pattern: expected one of \"roundrobin\", \"all\", \"random\", \"sweep\", got 1"},
+       "/pattern: expected one of \"roundrobin\", \"all\", \"random\", \"sweep\", \"fault_sweep\", "
+       "got 1"},
       {R"({"sweep": [1]})", "/sweep: expected a JSON object, got [1]"},
       {R"({"sim": null})", "/sim: expected a JSON object, got null"},
       {R"({"sweep": {"levels": 8}})",
@@ -393,7 +394,8 @@ TEST(ConfigErrors, OutOfRange) {
 
 TEST(ConfigErrors, BadEnums) {
   EXPECT_EQ(ApplyError(R"({"pattern": "round-robin"})"),
-            "t.json: /pattern: expected one of \"roundrobin\", \"all\", \"random\", \"sweep\", got "
+            "t.json: /pattern: expected one of \"roundrobin\", \"all\", \"random\", \"sweep\", "
+            "\"fault_sweep\", got "
             "\"round-robin\"");
   EXPECT_EQ(ApplyError(R"({"backend": "proc"})"),
             "t.json: /backend: expected one of \"sysfs\", \"sim\", got \"proc\"");
@@ -463,7 +465,8 @@ TEST(ConfigErrors, NonFiniteNumbersBuiltInCode) {
 
 TEST(ConfigErrors, LongValuesAreTruncated) {
   EXPECT_EQ(ApplyError(json{{"report", 1}, {"pattern", std::string(5000, 'x')}}.dump()),
-            "t.json: /pattern: expected one of \"roundrobin\", \"all\", \"random\", \"sweep\", got "
+            "t.json: /pattern: expected one of \"roundrobin\", \"all\", \"random\", \"sweep\", "
+            "\"fault_sweep\", got "
             "\"" +
                 std::string(36, 'x') + "...");
   // Escapes count as rendered: six "\u0000" after the quote.
@@ -691,7 +694,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_EQ(d["seed"], nullptr);
   EXPECT_EQ(d["sweep"]["levels"], "auto");
   EXPECT_EQ(d["duration"], "0");
-  EXPECT_EQ(d.size(), 24u);  // every struct key, no "comment"
+  EXPECT_EQ(d.size(), 25u);  // every struct key, no "comment"
 }
 
 TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {

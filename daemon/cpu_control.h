@@ -4,6 +4,7 @@
 // any path, SimCpuControl for an in-memory machine used by tests and benches.
 #pragma once
 
+#include <cerrno>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -47,6 +48,19 @@ class CpuControl {
 
   // The clock the write is timed with.
   virtual Clock* clock() { return MonotonicClock(); }
+
+  // Fault injection (daemon/faults.h): cpuN/hotplug/{fail,state} and
+  // hotplug/states. Each returns 0 or an errno (ENOENT: the file is missing;
+  // EINVAL from WriteFail: the kernel refuses to fail that state now). The
+  // defaults say the backend has none of it.
+  // Writes a state number to cpuN/hotplug/fail; -1 clears it.
+  virtual int WriteFail(int /*cpu*/, int /*state*/) { return ENOENT; }
+  // Reads cpuN/hotplug/fail (-1: nothing armed).
+  virtual int ReadFail(int /*cpu*/, int* /*state*/) { return ENOENT; }
+  // Reads cpuN/hotplug/state (the CPU's current hotplug state number).
+  virtual int ReadHotplugState(int /*cpu*/, int* /*state*/) { return ENOENT; }
+  // The text of hotplug/states ("%3d: %s" lines).
+  virtual int ReadHotplugStates(std::string* /*text*/) { return ENOENT; }
 };
 
 // The real sysfs (or a fake tree with the same layout under `root`).

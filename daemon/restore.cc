@@ -100,6 +100,8 @@ bool StateDir::Read(SavedState* s, std::string* err) const {
   s->pid = j.value("pid", 0);
   s->boot_id = j.value("boot_id", "");
   s->started_at = j.value("started_at", "");
+  s->fail_may_be_armed = j.contains("fail_may_be_armed") && j["fail_may_be_armed"].is_boolean() &&
+                         j["fail_may_be_armed"].get<bool>();
   return true;
 }
 
@@ -109,7 +111,8 @@ bool StateDir::Write(const SavedState& s, std::string* err) const {
                       {"started_at", s.started_at},
                       {"sysfs_root", s.sysfs_root},
                       {"online_at_start", FormatCpuList(s.online_at_start)},
-                      {"controlled", FormatCpuList(s.controlled)}};
+                      {"controlled", FormatCpuList(s.controlled)},
+                      {"fail_may_be_armed", s.fail_may_be_armed}};
   return WriteFileAtomic(state_path(), j.dump(2) + "\n", err);
 }
 

@@ -64,6 +64,12 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       break;
     }
 
+    if (hook_ && !hook_->BeforeOp(*op, index, &state_, &err)) {
+      out.stop_reason = "error";
+      out.message = err;
+      break;
+    }
+
     const bool want_online = op->dir == Direction::kOnline;
     OpRecord rec;
     rec.index = index;
@@ -103,6 +109,11 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
     }
     if (oplog_ && oplog_->is_open() && !oplog_->Append(rec, &err)) {
       out.stop_reason = "fatal";
+      out.message = err;
+      break;
+    }
+    if (hook_ && !hook_->AfterOp(rec, &err)) {
+      out.stop_reason = "error";
       out.message = err;
       break;
     }

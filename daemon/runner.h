@@ -42,6 +42,21 @@ struct InFlight {
   std::atomic<int> tid{0};
 };
 
+// Runs around each operation, outside its timed window (the fault injector,
+// daemon/faults.h: an injected write before the operation, the rollback
+// check after it). Either returning false stops the run with stop_reason
+// "error" and *why.
+class OpHook {
+ public:
+  virtual ~OpHook() = default;
+  // Before the schedule's `op` (index). May write to op.cpu; must leave
+  // *state telling the truth about it.
+  virtual bool BeforeOp(const Operation& op, uint64_t index, OnlineState* state,
+                        std::string* why) = 0;
+  // After the operation's record is complete and counted.
+  virtual bool AfterOp(const OpRecord& rec, std::string* why) = 0;
+};
+
 class Runner {
  public:
   static constexpr size_t kMaxFirstErrors = 100;
@@ -71,6 +86,7 @@ class Runner {
     first_errors_dropped_ = first_errors_dropped;
   }
   void set_in_flight(InFlight* f) { in_flight_ = f; }
+  void set_hook(OpHook* h) { hook_ = h; }
   // Valid inside `tick` and after Run: operations done so far (the next
   // index), and the run's elapsed time including resumed segments.
   uint64_t next_index() const { return index_; }
@@ -99,6 +115,7 @@ class Runner {
   bool running_ = false;
   uint64_t ended_ns_ = 0;
   InFlight* in_flight_ = nullptr;
+  OpHook* hook_ = nullptr;
 };
 
 }  // namespace cpuhp

@@ -302,6 +302,10 @@ std::unique_ptr<Schedule> NewSchedule(const ScheduleParams& p, const OnlineState
       return std::make_unique<RandomWalk>(p);
     case Pattern::kSweep:
       break;
+    case Pattern::kFaultSweep:
+      // Driven by the fault injector: NewFaultSweepSchedule (faults.h).
+      *err = "/pattern: fault_sweep is built with the fault injector (NewFaultSweepSchedule)";
+      return nullptr;
   }
   int victim = p.sweep.victim < 0 ? p.cpus.back() : p.sweep.victim;
   if (!std::binary_search(p.cpus.begin(), p.cpus.end(), victim)) {

@@ -6,18 +6,68 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
 #include "cpu_list.h"
 
 namespace cpuhp {
+namespace {
+
+// The modeled hotplug state table: number, name, callbacks, section.
+struct SimState {
+  int number;
+  const char* name;
+  bool startup;   // has a startup callback (runs going online)
+  bool teardown;  // has a teardown callback (runs going offline)
+  bool atomic;    // STARTING/DYING section: never failable
+};
+constexpr int kSimBringupState = 83;  // CPUHP_BRINGUP_CPU
+constexpr int kSimOnlineState = 236;  // CPUHP_ONLINE
+constexpr SimState kSimStates[] = {
+    {0, "offline", false, false, false},
+    {1, "threads:prepare", true, true, false},
+    {10, "slub:dead", false, true, false},
+    {35, "random:prepare", true, false, false},
+    {36, "workqueue:prepare", true, true, false},
+    {58, "timers:prepare", true, true, false},
+    {62, "fork:vm_stack_cache", false, true, false},
+    {82, "cpu:kick_ap", true, false, false},
+    {83, "cpu:bringup", true, false, false},
+    {84, "idle:dead", false, true, true},
+    {85, "ap:offline", true, true, true},
+    {87, "sched:starting", true, true, true},
+    {88, "RCU/tree:dying", false, true, true},
+    {140, "tick:dying", false, true, true},
+    {143, "ap:online", false, false, true},
+    {144, "cpu:teardown", false, true, false},
+    {148, "sched:waitempty", false, true, false},
+    {149, "smpboot/threads:online", true, true, false},
+    {150, "irq/affinity:online", true, false, false},
+    {188, "random:online", true, false, false},
+    {193, "mm/vmstat:online", true, true, false},
+    {235, "sched:active", true, true, false},
+    {236, "online", false, false, false},
+};
+
+const SimState* FindSimState(int number) {
+  for (const SimState& s : kSimStates)
+    if (s.number == number)
+      return &s;
+  return nullptr;
+}
+
+}  // namespace
 
 SimCpuControl::SimCpuControl(const SimConfig& cfg, uint64_t seed)
     : cfg_(cfg),
       rng_(seed ^ 0x53494dull),
       online_(static_cast<size_t>(cfg.cpus), 1),
-      online_count_(cfg.cpus) {}
+      online_count_(cfg.cpus),
+      fail_(static_cast<size_t>(cfg.cpus), -1),
+      hp_state_(static_cast<size_t>(cfg.cpus), kSimOnlineState),
+      broken_rollback_(cfg.broken_rollback_state) {}
 
 std::string SimCpuControl::Describe() const {
   return "sim:" + std::to_string(cpus());
@@ -55,6 +105,7 @@ int SimCpuControl::ReadOnline(int cpu, std::string* err) {
 }
 
 void SimCpuControl::SetOnline(int cpu, bool online) {
+  hp_state_[static_cast<size_t>(cpu)] = online ? kSimOnlineState : 0;
   uint8_t& s = online_[static_cast<size_t>(cpu)];
   if (s != online) {
     online_count_ += online ? 1 : -1;
@@ -88,6 +139,16 @@ int SimCpuControl::WriteOnline(int cpu, bool online) {
   }
   if (!online && online_count_ == 1)
     return EBUSY;
+  int& fail = fail_[static_cast<size_t>(cpu)];
+  int& hp = hp_state_[static_cast<size_t>(cpu)];
+  if (const SimState* armed = fail >= 0 ? FindSimState(fail) : nullptr;
+      armed && (online ? armed->startup : armed->teardown)) {
+    fail = -1;  // one-shot
+    ++fires_;
+    if (armed->number == broken_rollback_)
+      hp = armed->number;  // stuck half-way
+    return EAGAIN;
+  }
   for (auto it = faults_.begin(); it != faults_.end(); ++it) {
     if (it->cpu == -1 || it->cpu == cpu) {
       Fault f = *it;
@@ -98,6 +159,49 @@ int SimCpuControl::WriteOnline(int cpu, bool online) {
   if (cfg_.error_rate > 0 && rng_.Unit() < cfg_.error_rate)
     return EBUSY;
   SetOnline(cpu, online);
+  hp = online ? kSimOnlineState : 0;
+  return 0;
+}
+
+int SimCpuControl::WriteFail(int cpu, int state) {
+  if (cpu < 0 || cpu >= cpus())
+    return ENOENT;
+  if (state == -1) {
+    fail_[static_cast<size_t>(cpu)] = -1;
+    return 0;
+  }
+  const SimState* s = FindSimState(state);
+  // fail_store: out of range, STARTING/DYING, PREPARE-section (DEAD
+  // callbacks) while the CPU is up, or no callback at all.
+  if (!s || s->atomic ||
+      (state <= kSimBringupState && hp_state_[static_cast<size_t>(cpu)] > kSimBringupState) ||
+      (!s->startup && !s->teardown))
+    return EINVAL;
+  fail_[static_cast<size_t>(cpu)] = state;
+  return 0;
+}
+
+int SimCpuControl::ReadFail(int cpu, int* state) {
+  if (cpu < 0 || cpu >= cpus())
+    return ENOENT;
+  *state = fail_[static_cast<size_t>(cpu)];
+  return 0;
+}
+
+int SimCpuControl::ReadHotplugState(int cpu, int* state) {
+  if (cpu < 0 || cpu >= cpus())
+    return ENOENT;
+  *state = hp_state_[static_cast<size_t>(cpu)];
+  return 0;
+}
+
+int SimCpuControl::ReadHotplugStates(std::string* text) {
+  text->clear();
+  char line[64];
+  for (const SimState& s : kSimStates) {
+    snprintf(line, sizeof(line), "%3d: %s\n", s.number, s.name);
+    *text += line;
+  }
   return 0;
 }
 
@@ -131,6 +235,8 @@ bool SimCpuControl::RestoreState(const nlohmann::json& j, std::string* err) {
     online_count_ = 0;
     for (size_t c = 0; c < online.size(); ++c) {
       online_[c] = online[c] != 0;
+      hp_state_[c] = online_[c] ? kSimOnlineState : 0;
+      fail_[c] = -1;
       online_count_ += online_[c];
     }
     return true;

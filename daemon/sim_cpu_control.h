@@ -41,6 +41,17 @@ class SimCpuControl : public CpuControl {
   int ReadOnline(int cpu, std::string* err) override;
   int WriteOnline(int cpu, bool online) override;
   Clock* clock() override { return &clock_; }
+  // hotplug/fail with the kernel's rules (kernel/cpu.c fail_store and
+  // cpuhp_invoke_callback) over a small state table modeled on x86 6.18:
+  // STARTING/DYING/DEAD-section states and states without callbacks refuse
+  // (EINVAL), PREPARE states only while the CPU is offline; an armed state
+  // fires once, only when the operation runs a callback of it (startup going
+  // online, teardown going offline): the write returns EAGAIN and the CPU
+  // rolls back. An armed state the operation does not run stays armed.
+  int WriteFail(int cpu, int state) override;
+  int ReadFail(int cpu, int* state) override;
+  int ReadHotplugState(int cpu, int* state) override;
+  int ReadHotplugStates(std::string* text) override;
 
   // Test hooks.
   struct Fault {
@@ -51,6 +62,11 @@ class SimCpuControl : public CpuControl {
   void QueueFault(Fault f) { faults_.push_back(f); }
   void SetOnline(int cpu, bool online);  // outside interference
   void SetNohzFull(std::vector<int> cpus) { nohz_full_ = std::move(cpus); }
+  // A broken rollback: when `state` fires, the CPU stays in that hotplug
+  // state instead of rolling back (the online file keeps its old value);
+  // the next write to its online file completes the move. -1: none.
+  void SetBrokenRollback(int state) { broken_rollback_ = state; }
+  int fires() const { return fires_; }  // armed states that fired
   int cpus() const { return static_cast<int>(online_.size()); }
   int online_count() const { return online_count_; }
   uint64_t writes() const { return writes_; }
@@ -69,6 +85,10 @@ class SimCpuControl : public CpuControl {
   std::deque<Fault> faults_;
   std::vector<int> nohz_full_;
   uint64_t writes_ = 0;
+  std::vector<int> fail_;      // per CPU: armed state, -1 none
+  std::vector<int> hp_state_;  // per CPU: hotplug state number
+  int broken_rollback_;
+  int fires_ = 0;
 };
 
 }  // namespace cpuhp

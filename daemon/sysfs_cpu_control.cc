@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <unordered_map>
 
@@ -122,7 +123,55 @@ class SysfsCpuControl : public CpuControl {
     return n == 1 ? 0 : EIO;
   }
 
+  // hotplug/fail is written rarely: open, write, close; the errno of the
+  // write is the kernel's verdict (EINVAL: that state cannot fail now).
+  int WriteFail(int cpu, int state) override {
+    const std::string path = HotplugPath(cpu, "fail");
+    // O_TRUNC as a shell's "echo -1 > fail": sysfs ignores it, a fake tree's
+    // regular file needs it.
+    int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0)
+      return errno;
+    const std::string text = std::to_string(state);
+    ssize_t n;
+    do {
+      n = write(fd, text.data(), text.size());
+    } while (n < 0 && errno == EINTR);
+    int e = n < 0 ? errno : n == static_cast<ssize_t>(text.size()) ? 0 : EIO;
+    close(fd);
+    return e;
+  }
+
+  int ReadFail(int cpu, int* state) override { return ReadInt(HotplugPath(cpu, "fail"), state); }
+  int ReadHotplugState(int cpu, int* state) override {
+    return ReadInt(HotplugPath(cpu, "state"), state);
+  }
+  int ReadHotplugStates(std::string* text) override {
+    int e = 0;
+    return ReadSmallFile(root_ + "/hotplug/states", text, &e) ? 0 : e;
+  }
+
  private:
+  std::string HotplugPath(int cpu, const char* file) const {
+    return root_ + "/cpu" + std::to_string(cpu) + "/hotplug/" + file;
+  }
+
+  // A decimal integer file ("-1\n", "236\n"); EINVAL when it holds anything else.
+  static int ReadInt(const std::string& path, int* out) {
+    std::string text;
+    int e = 0;
+    if (!ReadSmallFile(path, &text, &e))
+      return e;
+    char* end = nullptr;
+    errno = 0;
+    long v = strtol(text.c_str(), &end, 10);
+    if (end == text.c_str() || errno != 0 || v < -1 || v > 1000000 ||
+        (*end != '\0' && *end != '\n'))
+      return EINVAL;
+    *out = static_cast<int>(v);
+    return 0;
+  }
+
   std::string OnlinePath(int cpu) const { return root_ + "/cpu" + std::to_string(cpu) + "/online"; }
 
   int Fd(int cpu, std::string* err) {

@@ -6,6 +6,13 @@ written), then run `cpuhp-stress restore`: after each, the online mask equals
 the starting mask and no state file is left. Counts how many kills landed
 with cpu1 offline (there must be some, or the test proved little).
 
+Two kills in three are of fault-injecting runs (a fault rate or the fault
+sweep, through cpu1/hotplug/fail): half of those at a random time, half
+right after the test sees hotplug/fail armed (it polls the file and kills at
+once). After each restore no CPU's hotplug/fail may be left armed. Counts
+the kills that landed with fail armed (there must be some) and those after
+which fail was still armed when the daemon was dead (restore cleared them).
+
 Real hotplug (root, cpu1); skipped otherwise (exit 77).
     kill_anywhere_test.py BUILD_DIR [KILLS] [SEED]
 """
@@ -26,6 +33,33 @@ def read(path):
         return f.read().strip()
 
 
+def fail_files():
+    return sorted(f"{SYS}/{d}/hotplug/fail" for d in os.listdir(SYS)
+                  if d.startswith("cpu") and d[3:].isdigit()
+                  and os.path.exists(f"{SYS}/{d}/hotplug/fail"))
+
+
+def armed(paths):
+    """The fail files that hold a state (anything but -1)."""
+    return [p for p in paths if read(p) != "-1"]
+
+
+def kill_when_armed(p, fail_path, timeout_s):
+    """Polls fail_path until it holds a state, then SIGKILLs p at once.
+    True if the kill landed with fail armed."""
+    fd = os.open(fail_path, os.O_RDONLY)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and p.poll() is None:
+            if os.pread(fd, 16, 0).strip() != b"-1":
+                p.kill()
+                return True
+    finally:
+        os.close(fd)
+    p.kill()
+    return False
+
+
 def main():
     binary = os.path.join(sys.argv[1], "cpuhp-stress")
     kills = int(sys.argv[2]) if len(sys.argv) > 2 else 50
@@ -34,10 +68,67 @@ def main():
         print(f"SKIPPED: needs root and a hotpluggable cpu{CPU}")
         return 77
     start_mask = read(f"{SYS}/online")
-    failed = offline_kills = 0
+    fails = fail_files()
+    cpu_fail = f"{SYS}/cpu{CPU}/hotplug/fail"
+    with_faults = cpu_fail in fails and os.path.exists(f"{SYS}/hotplug/states")
+    if not with_faults:
+        print(f"no {cpu_fail}: the kills run without fault injection")
+    elif armed(fails):
+        print(f"fail armed before the test: {armed(fails)}")
+        return 1
+    failed = offline_kills = armed_kills = armed_after_kill = fault_runs = 0
     with tempfile.TemporaryDirectory(prefix="cpuhp-kill.") as d:
         state = os.path.join(d, "state")
+        rate_cfg = os.path.join(d, "faults-rate.json")
+        sweep_cfg = os.path.join(d, "faults-sweep.json")
+        with open(rate_cfg, "w") as f:
+            f.write('{"faults": {"rate": 0.5}}')
+        with open(sweep_cfg, "w") as f:
+            f.write('{"pattern": "fault_sweep", "iterations": 0, "faults": {"repeats": 1}}')
         for i in range(kills):
+            mode = i % 3 if with_faults else 0  # 0 plain, 1 faults at random, 2 faults armed
+            if mode:
+                fault_runs += 1
+                cfg = rng.choice([rate_cfg, rate_cfg, sweep_cfg])
+                args = [binary, "run", "--config", cfg, "--cpus", str(CPU),
+                        "--duration", "5s", "--seed", str(i), "--state-dir", state,
+                        "--report", os.path.join(d, "r.json"), "--progress", "never"]
+                if cfg == rate_cfg:
+                    args += ["--pattern", rng.choice(["roundrobin", "random"]),
+                             "--iterations", str(rng.choice([20, 200, 0]))]
+                p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                if mode == 1:
+                    time.sleep(rng.uniform(0, 0.4))
+                    was_offline = read(ONLINE) == "0"
+                    armed_kills += bool(armed(fails))
+                    p.kill()
+                else:
+                    # Skip a random number of armings first, so the kill
+                    # lands in probes and in injections alike.
+                    time.sleep(rng.uniform(0, 0.2))
+                    armed_kills += kill_when_armed(p, cpu_fail, 5)
+                    was_offline = read(ONLINE) == "0"
+                p.wait()
+                offline_kills += was_offline
+                left = armed(fails)
+                armed_after_kill += bool(left)
+                r = subprocess.run([binary, "restore", "--state-dir", state], capture_output=True,
+                                   text=True)
+                mask = read(f"{SYS}/online")
+                still = armed(fails)
+                ok = (r.returncode == 0 and mask == start_mask and not still
+                      and not os.path.exists(f"{state}/state.json"))
+                if not ok:
+                    failed += 1
+                    print(f"kill {i} (faults): restore rc={r.returncode} mask={mask} "
+                          f"(want {start_mask}) armed={still} {r.stderr.strip()}")
+                    for path in still:
+                        with open(path, "w") as f:
+                            f.write("-1")
+                    if read(ONLINE) != "1":
+                        with open(ONLINE, "w") as f:
+                            f.write("1")
+                continue
             # Short runs so some kills land in start-up, the report or restore.
             args = [binary, "run", "--cpus", str(CPU), "--pattern", rng.choice(["roundrobin", "all", "random"]),
                     "--iterations", str(rng.choice([20, 200, 0])), "--duration", "5s",
@@ -62,6 +153,13 @@ def main():
     if offline_kills == 0:
         print("no kill landed while the CPU was offline")
         failed += 1
+    if with_faults:
+        print(f"{fault_runs} kills of fault-injecting runs: {armed_kills} with hotplug/fail armed "
+              f"at the kill, {armed_after_kill} with it still armed after the daemon died "
+              f"(cleared by restore)")
+        if armed_kills == 0:
+            print("no kill landed while fail was armed")
+            failed += 1
     print(f"{kills - failed} passed, {failed} failed")
     return 1 if failed else 0
 
