@@ -46,11 +46,13 @@ TEST(ReportReaderTest, ErrorsAreOneLineWithLineAndColumn) {
   std::string err;
   const std::string garbage = d.Write("garbage.json", "{not json");
   EXPECT_FALSE(LoadReport(garbage, &out, &err));
-  EXPECT_EQ(err, garbage + ": invalid JSON at line 1, column 2: invalid literal");
+  EXPECT_EQ(err, garbage +
+                     ": invalid JSON at line 1, column 3: invalid literal; expected string "
+                     "literal");
   const std::string cut = d.Write("cut.json", "{\"schema_version\": 1,\n \"directions\": {");
   EXPECT_FALSE(LoadReport(cut, &out, &err));
   EXPECT_EQ(err, cut +
-                     ": invalid JSON at line 2, column 16: unexpected end of input; expected "
+                     ": invalid JSON at line 2, column 17: unexpected end of input; expected "
                      "string literal");
   EXPECT_FALSE(LoadReport(d.Write("deep.json", std::string(100, '[')), &out, &err));
   EXPECT_NE(err.find("deep.json: invalid JSON at line 1, column 65: nested deeper than 64 levels"),

@@ -193,7 +193,7 @@ class CompareTest(unittest.TestCase):
             p = run("compare", garbage, Reports.base)
             self.assertEqual((p.returncode, p.stderr),
                              (2, f"cpuhp-stress: compare: {garbage}: invalid JSON at line 1, "
-                                 "column 2: invalid literal\n"))
+                                 "column 3: invalid literal; expected string literal\n"))
             p = run("compare", Reports.base, os.path.join(tmp, "missing.json"))
             self.assertEqual(p.returncode, 2)
             self.assertIn("missing.json: cannot read: No such file or directory", p.stderr)
