@@ -5,9 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <fstream>
-#include <sstream>
-
+#include "json_file.h"
 #include "report.h"
 
 namespace cpuhp {
@@ -111,19 +109,12 @@ bool CheckpointFromJson(const json& j, Checkpoint* c, std::string* err) {
 }
 
 bool ReadCheckpoint(const std::string& path, Checkpoint* c, std::string* err) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *err = path + ": cannot read: " + strerror(errno);
+  std::string text;
+  if (!ReadSmallFile(path, kMaxCheckpointBytes, &text, err))
     return false;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    *err = path + ": corrupt checkpoint: not valid JSON (" + std::to_string(text.str().size()) +
-           " bytes)";
+  json j;
+  if (!ParseJsonText(text, path + ": corrupt checkpoint", &j, err))
     return false;
-  }
   std::string why;
   if (!CheckpointFromJson(j, c, &why)) {
     *err = path + ": " + why;

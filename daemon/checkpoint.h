@@ -52,7 +52,10 @@ nlohmann::json CheckpointToJson(const Checkpoint& c);
 // Refuses a wrong format, version or a missing/mistyped field, naming it.
 bool CheckpointFromJson(const nlohmann::json& j, Checkpoint* c, std::string* err);
 
-// Reads and parses `path`. false with *err naming the path and the cause.
+// Reads and parses `path` (at most kMaxCheckpointBytes, read as json_file.h
+// does). false with *err naming the path and the cause ("<path>: corrupt
+// checkpoint: invalid JSON at line 3, column 1: ...").
+inline constexpr size_t kMaxCheckpointBytes = size_t{256} << 20;
 bool ReadCheckpoint(const std::string& path, Checkpoint* c, std::string* err);
 bool WriteCheckpoint(const std::string& path, const Checkpoint& c, std::string* err);
 // Renames `path` to `path.rejected-<utc>` and returns the new name ("" and

@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "histogram.h"
+#include "json_file.h"
 #include "quantile_ci.h"
 #include "report.h"
 
@@ -52,7 +53,8 @@ uint64_t U64(const json& j, const char* key) {
   if (it == j.end() || !it->is_number())
     return 0;
   double v = it->get<double>();
-  return v > 0 ? static_cast<uint64_t>(v) : 0;
+  // 0x1p64 and beyond (1e300 in a hand-edited report) has no uint64_t.
+  return v > 0 ? (v < 0x1p64 ? static_cast<uint64_t>(v) : UINT64_MAX) : 0;
 }
 
 std::string Str(const json& j, const char* key) {
@@ -316,36 +318,32 @@ bool Comparison::regressed() const {
   return regressions() > 0;
 }
 
-bool LoadReport(const std::string& path, json* out, std::string* err) {
-  std::ifstream in(path);
-  if (!in) {
-    *err = path + ": cannot open: " + std::strerror(errno);
+bool ParseReport(const std::string& text, const std::string& source, json* out, std::string* err) {
+  json j;
+  if (!ParseJsonText(text, source, &j, err))
     return false;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
-  if (j.is_discarded()) {
-    *err = path + ": not valid JSON";
-    return false;
-  }
   if (!j.is_object() || !j.contains("schema_version")) {
-    *err = path + ": not a cpuhp-stress report (no schema_version)";
+    *err = source + ": not a cpuhp-stress report (no schema_version)";
     return false;
   }
   if (j["schema_version"] != kReportSchemaVersion) {
-    *err = path + ": schema_version " + j["schema_version"].dump() + ", this cpuhp-stress reads " +
-           std::to_string(kReportSchemaVersion);
+    *err = source + ": schema_version " + j["schema_version"].dump() +
+           ", this cpuhp-stress reads " + std::to_string(kReportSchemaVersion);
     return false;
   }
   for (const char* key : {"directions", "per_online_count", "totals"}) {
     if (!Get(j, key).is_object()) {
-      *err = path + ": " + key + ": missing or not an object";
+      *err = source + ": " + key + ": missing or not an object";
       return false;
     }
   }
   *out = std::move(j);
   return true;
+}
+
+bool LoadReport(const std::string& path, json* out, std::string* err) {
+  std::string text;
+  return ReadSmallFile(path, kMaxReportBytes, &text, err) && ParseReport(text, path, out, err);
 }
 
 bool CheckComparable(const json& base, const json& cand, std::string* err) {

@@ -87,9 +87,14 @@ struct Comparison {
   int improvements() const;
 };
 
-// Reads and sanity-checks one report. On failure *err is one line naming the
-// file and the problem.
+// Reads and sanity-checks one report (at most kMaxReportBytes; JSON read as
+// json_file.h does: bounded nesting, line and column in errors). On failure
+// *err is one line naming the file and the problem.
+inline constexpr size_t kMaxReportBytes = size_t{256} << 20;
 bool LoadReport(const std::string& path, nlohmann::json* out, std::string* err);
+// The same checks on a report's text; `source` names it in errors.
+bool ParseReport(const std::string& text, const std::string& source, nlohmann::json* out,
+                 std::string* err);
 // Both reports measure the same thing: same schema version, same CPU sets.
 bool CheckComparable(const nlohmann::json& base, const nlohmann::json& cand, std::string* err);
 

@@ -148,11 +148,18 @@ class DomBuilder : public nlohmann::json_sax<json> {
 
 }  // namespace
 
-bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text, std::string* err) {
+bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text, std::string* err,
+                   int* err_no) {
+  auto fail = [&](int e, std::string why) {
+    if (err_no)
+      *err_no = e;
+    *err = path + ": " + why;
+    return false;
+  };
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    *err = path + ": cannot read: " + std::strerror(errno);
-    return false;
+    const int e = errno;
+    return fail(e, std::string("cannot read: ") + std::strerror(e));
   }
   char buf[65536];
   for (;;) {
@@ -160,21 +167,20 @@ bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text,
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0) {
-      *err = path + ": cannot read: " + std::strerror(errno);
+      const int e = errno;
       close(fd);
-      return false;
+      return fail(e, std::string("cannot read: ") + std::strerror(e));
     }
     if (n == 0)
       break;
     text->append(buf, static_cast<size_t>(n));
     // Read-and-count, not fstat: pipes and /dev/zero have no useful size.
     if (text->size() > max_bytes) {
-      *err = path + ": too large (more than " +
-             (max_bytes % (1 << 20) == 0 ? std::to_string(max_bytes >> 20) + " MiB"
-                                         : std::to_string(max_bytes) + " bytes") +
-             ")";
       close(fd);
-      return false;
+      return fail(EFBIG, "too large (more than " +
+                             (max_bytes % (1 << 20) == 0 ? std::to_string(max_bytes >> 20) + " MiB"
+                                                         : std::to_string(max_bytes) + " bytes") +
+                             ")");
     }
   }
   close(fd);

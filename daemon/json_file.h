@@ -13,7 +13,10 @@
 namespace cpuhp {
 
 // Reads at most max_bytes (more is an error naming the path). Works on pipes.
-bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text, std::string* err);
+// *err is "<path>: cannot read: <strerror>" or "<path>: too large (...)";
+// *err_no (if not null) the errno, EFBIG when too large.
+bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text, std::string* err,
+                   int* err_no = nullptr);
 
 // Parses `text`; `source` names it in errors. Nesting deeper than 64 levels is
 // refused before the parser sees it.

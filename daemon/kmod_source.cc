@@ -228,47 +228,37 @@ void KmodSource::OpEnd(const OpRecord& rec) {
   joiner_.Join(rec, recs);
 }
 
-json KmodSource::ProbeTable() const {
-  json table = json::array();
-  for (uint32_t id = 0; id < version_.nr_probes; ++id) {
-    cpuhp_probe_info info{};
-    info.id = id;
-    if (ioctl(fd_, CPUHP_PROBE_IOC_PROBE_INFO, &info) != 0) {
-      table.push_back({{"id", id}, {"name", KmodProbeName(id)}, {"error", Errno(errno)}});
-      continue;
-    }
-    info.name[sizeof(info.name) - 1] = info.symbol[sizeof(info.symbol) - 1] = '\0';
-    info.reason[sizeof(info.reason) - 1] = '\0';
-    json p = {{"id", id},
-              {"name", info.name},
-              {"symbol", info.symbol},
-              {"selected", info.selected != 0},
-              {"placed", info.placed != 0},
-              {"hits", info.hits},
-              {"nmissed", info.nmissed},
-              {"dropped", info.dropped}};
-    if (!info.placed)
-      p["reason"] = info.reason;
-    table.push_back(std::move(p));
-  }
-  return table;
+json KmodProbeInfoJson(uint32_t id, const cpuhp_probe_info& info) {
+  // The module NUL-terminates its strings (a full array is cut at its end)
+  // and writes ASCII: any other byte becomes '?', so the report stays UTF-8.
+  auto text = [](const char* s, size_t n) {
+    std::string t(s, strnlen(s, n));
+    for (char& c : t)
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e)
+        c = '?';
+    return t;
+  };
+  json p = {{"id", id},
+            {"name", text(info.name, sizeof(info.name) - 1)},
+            {"symbol", text(info.symbol, sizeof(info.symbol) - 1)},
+            {"selected", info.selected != 0},
+            {"placed", info.placed != 0},
+            {"hits", info.hits},
+            {"nmissed", info.nmissed},
+            {"dropped", info.dropped}};
+  if (!info.placed)
+    p["reason"] = text(info.reason, sizeof(info.reason) - 1);
+  return p;
 }
 
-json KmodSource::NohzJson() const {
-  cpuhp_probe_hist h{};
-  h.cpu = CPUHP_PROBE_ALL_CPUS;
-  if (ioctl(fd_, CPUHP_PROBE_IOC_HIST, &h) != 0)
-    return {{"error", "hist ioctl: " + Errno(errno)}};
+json KmodNohzJson(const cpuhp_probe_hist& h, const std::vector<uint64_t>& counts,
+                  bool have_counts) {
   json buckets = json::array();
   for (int i = 0; i < CPUHP_PROBE_HIST_BUCKETS; ++i)
     if (h.buckets[i])
       buckets.push_back({{"low_ns", i == 0 ? 0 : (uint64_t{1} << i)}, {"count", h.buckets[i]}});
-  std::vector<uint64_t> counts(version_.nr_cpu_ids);
-  cpuhp_probe_targets t{};
-  t.counts_ptr = reinterpret_cast<uintptr_t>(counts.data());
-  t.nr = static_cast<uint32_t>(counts.size());
   json targets = json::object();
-  if (ioctl(fd_, CPUHP_PROBE_IOC_TARGETS, &t) == 0) {
+  if (have_counts) {
     for (size_t cpu = 0; cpu < counts.size(); ++cpu)
       if (counts[cpu])
         targets[std::to_string(cpu)] = counts[cpu];
@@ -279,6 +269,33 @@ json KmodSource::NohzJson() const {
           {"mean_ns", h.count ? static_cast<double>(h.sum_ns) / static_cast<double>(h.count) : 0.0},
           {"log2_buckets", std::move(buckets)},
           {"targets", std::move(targets)}};
+}
+
+json KmodSource::ProbeTable() const {
+  json table = json::array();
+  for (uint32_t id = 0; id < version_.nr_probes; ++id) {
+    cpuhp_probe_info info{};
+    info.id = id;
+    if (ioctl(fd_, CPUHP_PROBE_IOC_PROBE_INFO, &info) != 0) {
+      table.push_back({{"id", id}, {"name", KmodProbeName(id)}, {"error", Errno(errno)}});
+      continue;
+    }
+    table.push_back(KmodProbeInfoJson(id, info));
+  }
+  return table;
+}
+
+json KmodSource::NohzJson() const {
+  cpuhp_probe_hist h{};
+  h.cpu = CPUHP_PROBE_ALL_CPUS;
+  if (ioctl(fd_, CPUHP_PROBE_IOC_HIST, &h) != 0)
+    return {{"error", "hist ioctl: " + Errno(errno)}};
+  std::vector<uint64_t> counts(version_.nr_cpu_ids);
+  cpuhp_probe_targets t{};
+  t.counts_ptr = reinterpret_cast<uintptr_t>(counts.data());
+  t.nr = static_cast<uint32_t>(counts.size());
+  const bool have_counts = ioctl(fd_, CPUHP_PROBE_IOC_TARGETS, &t) == 0;
+  return KmodNohzJson(h, counts, have_counts);
 }
 
 void KmodSource::Stop() {

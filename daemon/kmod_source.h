@@ -34,6 +34,17 @@ bool KmodCheckVersion(const cpuhp_probe_version& v, std::string* err);
 bool KmodDecodeRecords(const void* buf, size_t len, std::vector<cpuhp_probe_record>* out,
                        std::string* err);
 
+// The module's answers to the table and histogram ioctls, decoded (pure: the
+// device I/O stays in KmodSource). A probe-table row from
+// CPUHP_PROBE_IOC_PROBE_INFO of probe `id`:
+// {"id", "name", "symbol", "selected", "placed", "hits", "nmissed", "dropped",
+//  "reason" (only when not placed)}.
+nlohmann::json KmodProbeInfoJson(uint32_t id, const cpuhp_probe_info& info);
+// The get_nohz_timer_target section from CPUHP_PROBE_IOC_HIST (all CPUs) and
+// the CPUHP_PROBE_IOC_TARGETS counts (have_counts false: that ioctl failed).
+nlohmann::json KmodNohzJson(const cpuhp_probe_hist& h, const std::vector<uint64_t>& counts,
+                            bool have_counts);
+
 class KmodJoiner {
  public:
   static constexpr size_t kMaxOpsListed = 256;

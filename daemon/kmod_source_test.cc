@@ -7,7 +7,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -204,6 +206,64 @@ TEST(KmodSummaryTest, ShowsPhasesBesideWrite) {
   EXPECT_NE(s.find("takedown_cpu"), std::string::npos) << s;
   EXPECT_NE(s.find("5.000"), std::string::npos) << s;
   EXPECT_EQ(KmodSummary(nlohmann::json::object()), "");
+}
+
+TEST(KmodIoctlDecodeTest, ProbeInfoRow) {
+  cpuhp_probe_info info{};
+  info.id = CPUHP_PROBE_BRINGUP_CPU;
+  info.placed = 1;
+  info.selected = 1;
+  std::snprintf(info.name, sizeof(info.name), "bringup_cpu");
+  std::snprintf(info.symbol, sizeof(info.symbol), "bringup_cpu.constprop.0");
+  std::snprintf(info.reason, sizeof(info.reason), "not shown when placed");
+  info.hits = 7;
+  info.nmissed = 1;
+  info.dropped = 2;
+  nlohmann::json row = KmodProbeInfoJson(CPUHP_PROBE_BRINGUP_CPU, info);
+  EXPECT_EQ(row, nlohmann::json({{"id", CPUHP_PROBE_BRINGUP_CPU},
+                                 {"name", "bringup_cpu"},
+                                 {"symbol", "bringup_cpu.constprop.0"},
+                                 {"selected", true},
+                                 {"placed", true},
+                                 {"hits", 7},
+                                 {"nmissed", 1},
+                                 {"dropped", 2}}));
+  info.placed = 0;
+  std::snprintf(info.reason, sizeof(info.reason), "symbol not found");
+  EXPECT_EQ(KmodProbeInfoJson(0, info)["reason"], "symbol not found");
+}
+
+// Found by fuzz/kmod_fuzz.cc: a name that is not UTF-8 (or not terminated)
+// made writing the report throw. Strings are cut at the array's last byte
+// and bytes outside printable ASCII shown as '?'.
+TEST(KmodIoctlDecodeTest, ProbeInfoStringsStayPrintable) {
+  cpuhp_probe_info info{};
+  std::memset(info.name, 'a', sizeof(info.name));  // no NUL
+  std::memcpy(info.symbol, "take\xff\xfe_cpu\n", 12);
+  std::memset(info.reason, 0xc3, sizeof(info.reason));
+  nlohmann::json row = KmodProbeInfoJson(1, info);
+  EXPECT_EQ(row["name"], std::string(sizeof(info.name) - 1, 'a'));
+  EXPECT_EQ(row["symbol"], "take??_cpu?");
+  EXPECT_EQ(row["reason"], std::string(sizeof(info.reason) - 1, '?'));
+  EXPECT_NO_THROW(row.dump());
+}
+
+TEST(KmodIoctlDecodeTest, NohzHistogramAndTargets) {
+  cpuhp_probe_hist h{};
+  h.count = 4;
+  h.sum_ns = 4000;
+  h.max_ns = 2500;
+  h.buckets[0] = 1;
+  h.buckets[10] = 3;
+  nlohmann::json j = KmodNohzJson(h, {5, 0, 2}, true);
+  EXPECT_EQ(j["count"], 4);
+  EXPECT_DOUBLE_EQ(j["mean_ns"].get<double>(), 1000.0);
+  EXPECT_EQ(j["log2_buckets"], nlohmann::json::parse(R"([{"low_ns": 0, "count": 1},
+                                                         {"low_ns": 1024, "count": 3}])"));
+  EXPECT_EQ(j["targets"], nlohmann::json({{"0", 5}, {"2", 2}}));
+  EXPECT_EQ(KmodNohzJson(h, {5, 0, 2}, false)["targets"], nlohmann::json::object());
+  h.count = 0;
+  EXPECT_EQ(KmodNohzJson(h, {}, true)["mean_ns"], 0.0);
 }
 
 }  // namespace

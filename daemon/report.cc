@@ -76,7 +76,14 @@ int OpenExclusive(const std::string& path) {
 // report), so that the summary never throws at the end of a long run.
 uint64_t U64(const json& j, const char* key) {
   auto it = j.find(key);
-  return it != j.end() && it->is_number() ? it->get<uint64_t>() : 0;
+  if (it == j.end() || !it->is_number())
+    return 0;
+  if (!it->is_number_float())
+    return it->get<uint64_t>();
+  // A fraction, a negative or a huge number (a hand-edited report) has no
+  // uint64_t: converting it is undefined.
+  const double v = it->get<double>();
+  return v > 0 ? (v < 0x1p64 ? static_cast<uint64_t>(v) : UINT64_MAX) : 0;
 }
 
 std::string Str(const json& j, const char* key, const char* fallback) {

@@ -38,7 +38,10 @@ const json& Get(const json& j, const char* key) {
 
 uint64_t U64(const json& j, const char* key) {
   const json& v = Get(j, key);
-  return v.is_number() && v.get<double>() > 0 ? v.get<uint64_t>() : 0;
+  if (!v.is_number() || !(v.get<double>() > 0))
+    return 0;
+  // 1e300 in a hand-edited report has no uint64_t: converting it is undefined.
+  return v.is_number_float() && v.get<double>() >= 0x1p64 ? UINT64_MAX : v.get<uint64_t>();
 }
 
 std::string Str(const json& j, const char* key, const char* fallback = "") {

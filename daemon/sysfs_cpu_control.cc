@@ -13,9 +13,12 @@
 
 #include "cpu_control.h"
 #include "cpu_list.h"
+#include "json_file.h"
 
 namespace cpuhp {
 namespace {
+
+constexpr size_t kMaxListBytes = 1 << 20;  // a CPU list of a few thousand CPUs is ~30 KiB
 
 class MonotonicClockImpl : public Clock {
  public:
@@ -25,33 +28,6 @@ class MonotonicClockImpl : public Clock {
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
   }
 };
-
-bool ReadSmallFile(const std::string& path, std::string* out, int* err_no) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *err_no = errno;
-    return false;
-  }
-  char buf[4096];
-  out->clear();
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      *err_no = errno;
-      close(fd);
-      return false;
-    }
-    if (n == 0)
-      break;
-    out->append(buf, static_cast<size_t>(n));
-    if (out->size() > (1u << 20))
-      break;
-  }
-  close(fd);
-  return true;
-}
 
 class SysfsCpuControl : public CpuControl {
  public:
@@ -68,13 +44,8 @@ class SysfsCpuControl : public CpuControl {
                 int* err_no) override {
     std::string path = root_ + "/" + name;
     std::string text;
-    int e = 0;
-    if (!ReadSmallFile(path, &text, &e)) {
-      if (err_no)
-        *err_no = e;
-      *err = path + ": cannot read: " + strerror(e);
+    if (!ReadSmallFile(path, kMaxListBytes, &text, err, err_no))
       return false;
-    }
     // A NO_HZ_FULL kernel booted without nohz_full= prints its unset mask
     // as "(null)" (Debian 12's 6.1, seen in tests/vm): no CPU.
     if (text == "(null)\n" || text == "(null)") {

@@ -136,6 +136,11 @@ bool ParseTraceLine(std::string_view line, TraceEvent* ev) {
   if (lp == std::string_view::npos || body.back() != ')' || body.size() - lp < 3)
     return false;  // truncated before the callback's name ends
   ev->fun = std::string(body.substr(lp + 1, body.size() - lp - 2));
+  // A kernel symbol is printable ASCII without spaces; other bytes are a
+  // garbled line (and would not be valid UTF-8 in the report).
+  for (char c : ev->fun)
+    if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) > 0x7e)
+      return false;
   return true;
 }
 

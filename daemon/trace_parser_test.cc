@@ -201,5 +201,18 @@ TEST(StepMatcher, CountsUnmatchedNeverGuesses) {
   EXPECT_EQ(m.open(), 1u);
 }
 
+// Found by fuzz/trace_fuzz.cc: bytes that are no symbol in the function name
+// reached the report as invalid UTF-8 and made writing it throw.
+TEST(ParseTraceLine, FunctionNameMustBeASymbol) {
+  TraceEvent ev;
+  const std::string head = "cpuhp/3-30 [003] .... 500.001500: cpuhp_enter: cpu: 0003 target: 211 ";
+  EXPECT_TRUE(ParseTraceLine(head + "step: 145 (smpboot_unpark_threads)", &ev));
+  EXPECT_EQ(ev.fun, "smpboot_unpark_threads");
+  EXPECT_TRUE(ParseTraceLine(head + "step: 145 (bringup_cpu.constprop.0)", &ev));
+  EXPECT_FALSE(ParseTraceLine(head + "step: 145 (smpboot_unpark\xff\xffthreads)", &ev));
+  EXPECT_FALSE(ParseTraceLine(head + "step: 145 (two words)", &ev));
+  EXPECT_FALSE(ParseTraceLine(head + "step: 145 (tab\there)", &ev));
+}
+
 }  // namespace
 }  // namespace cpuhp

@@ -192,10 +192,11 @@ class CompareTest(unittest.TestCase):
                 f.write("{not json")
             p = run("compare", garbage, Reports.base)
             self.assertEqual((p.returncode, p.stderr),
-                             (2, f"cpuhp-stress: compare: {garbage}: not valid JSON\n"))
+                             (2, f"cpuhp-stress: compare: {garbage}: invalid JSON at line 1, "
+                                 "column 3: invalid literal; expected string literal\n"))
             p = run("compare", Reports.base, os.path.join(tmp, "missing.json"))
             self.assertEqual(p.returncode, 2)
-            self.assertIn("missing.json: cannot open", p.stderr)
+            self.assertIn("missing.json: cannot read: No such file or directory", p.stderr)
             p = run("compare", Reports.base, Reports.base, "--threshold", "lots")
             self.assertEqual(p.returncode, 2)
         finally:
