@@ -16,10 +16,21 @@ packages=(build-essential cmake pkg-config libspdlog-dev nlohmann-json3-dev libc
 packages+=(chromium python3-yaml)  # verdicts tests: HTML report in headless Chromium, LAVA YAML
 packages+=(qemu-system-x86 busybox-static cpio)  # tests/vm: cpuhp_probe in a Debian-kernel guest
 packages+=(libsystemd-dev systemd debootstrap qemu-system-x86 linux-image-amd64 cpio)  # soak: journald, sd_notify, systemd-analyze tests, tests/vm guest
+packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross qemu-system-arm qemu-system-ppc)  # tests/vm arm64/ppc64el guests: cross-built module and daemon, QEMU virt/pseries
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# tests/vm arm64/ppc64el guests: their Debian kernels, busybox and the cross
+# daemon's libraries come from those architectures' package indexes
+# (apt-get download into a cache, never installed).
+for a in arm64 ppc64el; do
+  dpkg --print-foreign-architectures | grep -qx "$a" && continue
+  dpkg --add-architecture "$a" && foreign_added=1
+done
+if [ -n "${foreign_added:-}" ]; then
+  apt-get update -qq || echo "tools/setup.sh: apt-get update reported errors (the arm64/ppc64el vm tests skip without their indexes)" >&2
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq

@@ -3,7 +3,7 @@
 """Host-side asserts on a cpuhp_probe guest run (see run_vm_test.sh).
 
 check_vm_results.py CONSOLE_LOG WORK_DIR ARCH SMP [DAEMON]
-DAEMON 0: the guest had no daemon (arm64, ppc64el): its checks are skipped.
+DAEMON 0: the guest had no daemon: its checks are skipped (every arch has one now).
 Writes the decoded files into WORK_DIR/out/ and prints one line per check.
 """
 import base64

@@ -13,6 +13,8 @@
  *   cpuhp_probe_dump sleeploop N   N relative 1 ns nanosleeps (each starts a
  *                            non-pinned hrtimer: a get_nohz_timer_target
  *                            call); prints the elapsed ns. No device needed.
+ *   cpuhp_probe_dump sleeploopcpu N   the same; prints N, the elapsed ns and
+ *                            the thread's CPU ns (less host-load noise).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -155,15 +157,28 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
 }
 
-static int sleeploop(long n)
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+static int sleeploop(long n, int with_cpu)
 {
 	struct timespec one = { .tv_sec = 0, .tv_nsec = 1 };
+	uint64_t c0 = thread_cpu_ns();
 	uint64_t t0 = now_ns();
 	long i;
 
 	for (i = 0; i < n; i++)
 		nanosleep(&one, NULL);
-	printf("%ld %llu\n", n, (unsigned long long)(now_ns() - t0));
+	if (with_cpu)
+		printf("%ld %llu %llu\n", n, (unsigned long long)(now_ns() - t0),
+		       (unsigned long long)(thread_cpu_ns() - c0));
+	else
+		printf("%ld %llu\n", n, (unsigned long long)(now_ns() - t0));
 	return 0;
 }
 
@@ -174,7 +189,9 @@ int main(int argc, char **argv)
 	int fd, rc = 0;
 
 	if (!strcmp(cmd, "sleeploop"))
-		return sleeploop(argc > 2 ? atol(argv[2]) : 1000);
+		return sleeploop(argc > 2 ? atol(argv[2]) : 1000, 0);
+	if (!strcmp(cmd, "sleeploopcpu"))
+		return sleeploop(argc > 2 ? atol(argv[2]) : 1000, 1);
 	fd = open_dev();
 
 	if (!strcmp(cmd, "check"))
@@ -190,7 +207,7 @@ int main(int argc, char **argv)
 		printf("%llu\n", (unsigned long long)h.count);
 	}
 	else {
-		fprintf(stderr, "usage: cpuhp_probe_dump check|reset|dump|nohz|sleeploop N\n");
+		fprintf(stderr, "usage: cpuhp_probe_dump check|reset|dump|nohz|sleeploop[cpu] N\n");
 		rc = 2;
 	}
 	close(fd);

@@ -11,9 +11,10 @@
 # and its shared libraries, packs a busybox initramfs and boots QEMU (TCG).
 # In the guest: a daemon run without the module, insmod, the reader's error
 # checks, a daemon run with the kmod timing source, a reader dump, rmmod.
-# arm64 and ppc64el: the module is cross-built and proven with the static
-# reader alone (no daemon: Debian ships no static spdlog/fmt, and the
-# cross libraries are not set up), CPUs toggled by the guest's shell.
+# arm64 and ppc64el: the module and the daemon are cross-built
+# (tests/vm/cross_daemon.sh: Debian's cross g++ plus the target's spdlog,
+# fmt and libsystemd packages in a cached sysroot); the guest runs the same
+# sequence and the host the same asserts as on amd64.
 # The JSON comes back base64 between marker lines on the serial console;
 # tests/vm/check_vm_results.py asserts on it.
 # Exit 0 pass, 1 fail, 77 skip (not root, no network/apt, no qemu).
@@ -43,12 +44,12 @@ amd64)
   qemu_args=(-accel tcg,thread=multi -cpu max -device isa-debug-exit,iobase=0xf4,iosize=0x04)
   kimage=vmlinuz ;;
 arm64)
-  qemu=qemu-system-aarch64; flavour=arm64; console=ttyAMA0; cc=aarch64-linux-gnu-gcc; daemon=0
+  qemu=qemu-system-aarch64; flavour=arm64; console=ttyAMA0; cc=aarch64-linux-gnu-gcc
   cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
   qemu_args=(-accel tcg,thread=multi -M virt -cpu cortex-a57)
   kimage=vmlinuz ;;
 ppc64el)
-  qemu=qemu-system-ppc64; flavour=powerpc64le; console=hvc0; cc=powerpc64le-linux-gnu-gcc; daemon=0
+  qemu=qemu-system-ppc64; flavour=powerpc64le; console=hvc0; cc=powerpc64le-linux-gnu-gcc
   cross=(ARCH=powerpc CROSS_COMPILE=powerpc64le-linux-gnu-)
   qemu_args=(-accel tcg,thread=multi
     -M pseries,x-vof=on,cap-cfpc=broken,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off)
@@ -119,11 +120,18 @@ for t in sh mount insmod rmmod lsmod cat echo sleep base64 dd printf grep powero
 done
 cp "$mod/kmod/cpuhp_probe.ko" "$work/cpuhp_probe_dump" "$rd/bin/"
 if [ "$daemon" = 1 ]; then
+  if [ "$arch" != amd64 ]; then
+    rc=0
+    bash "$src/tests/vm/cross_daemon.sh" "$arch" "$src" "$work" "$rd" || rc=$?
+    [ $rc = 77 ] && skip "cannot cross-build the daemon (see above)"
+    [ $rc = 0 ] || { log "cross-building the daemon failed"; exit 1; }
+  else
   cp "$build/cpuhp-stress" "$rd/bin/"
   # The daemon is dynamic (Debian ships no static spdlog/fmt): copy its libraries.
   ldd "$build/cpuhp-stress" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | while read -r lib; do
     mkdir -p "$rd$(dirname "$lib")" && cp -L "$lib" "$rd$lib"
   done
+  fi
 fi
 cp "$src/tests/vm/guest_init.sh" "$rd/init"
 if [ "$mode" != kmod ]; then
@@ -138,11 +146,26 @@ chmod +x "$rd/init"
 log "booting $qemu, $smp vCPUs, $ops operations per run"
 start=$(date +%s)
 set +e
-timeout --foreground -k 5 600 "$qemu" "${qemu_args[@]}" -smp "$smp" -m 1024 \
+timeout --foreground -k 5 "${CPUHP_VM_TIMEOUT:-600}" "$qemu" "${qemu_args[@]}" -smp "$smp" -m 1024 \
   -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
   -append "console=$console quiet panic=-1 log_buf_len=16M cpuhp_ops=$ops cpuhp_daemon=$daemon cpuhp_pattern=$pattern $extra" \
-  -nographic -no-reboot -nic none </dev/null >"$work/console.raw" 2>&1
+  -nographic -no-reboot -nic none </dev/null >"$work/console.raw" 2>&1 &
+qpid=$!
+trap 'kill "$qpid" 2>/dev/null' EXIT
+# Everything is on the console once the guest prints DONE; it then exits
+# through isa-debug-exit / poweroff -f. Should QEMU still run 60 s later
+# (a 16-vCPU TCG guest once never exited), stop it: the results are out.
+while kill -0 "$qpid" 2>/dev/null; do
+  if grep -q "==CPUHP== DONE" "$work/console.raw" 2>/dev/null; then
+    for _ in $(seq 60); do kill -0 "$qpid" 2>/dev/null || break; sleep 1; done
+    kill -0 "$qpid" 2>/dev/null && { log "guest printed DONE, QEMU still up 60 s later: stopping it"; kill "$qpid"; }
+    break
+  fi
+  sleep 1
+done
+wait "$qpid"
 qrc=$?
+trap - EXIT
 set -e
 tr -d '\r' <"$work/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >"$work/console.log"
 log "guest exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
