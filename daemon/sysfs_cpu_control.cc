@@ -118,8 +118,9 @@ class SysfsCpuControl : public CpuControl {
     return ReadInt(HotplugPath(cpu, "state"), state);
   }
   int ReadHotplugStates(std::string* text) override {
+    std::string err;
     int e = 0;
-    return ReadSmallFile(root_ + "/hotplug/states", text, &e) ? 0 : e;
+    return ReadSmallFile(root_ + "/hotplug/states", kMaxListBytes, text, &err, &e) ? 0 : e;
   }
 
  private:
@@ -129,9 +130,9 @@ class SysfsCpuControl : public CpuControl {
 
   // A decimal integer file ("-1\n", "236\n"); EINVAL when it holds anything else.
   static int ReadInt(const std::string& path, int* out) {
-    std::string text;
+    std::string text, err;
     int e = 0;
-    if (!ReadSmallFile(path, &text, &e))
+    if (!ReadSmallFile(path, kMaxListBytes, &text, &err, &e))
       return e;
     char* end = nullptr;
     errno = 0;
