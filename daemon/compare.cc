@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
-#include <cstdarg>
 #include <cstring>
 #include <fstream>
 #include <set>
@@ -16,11 +15,17 @@
 #include "json_file.h"
 #include "quantile_ci.h"
 #include "report.h"
+#include "report_json.h"
 
 namespace cpuhp {
 namespace {
 
 using nlohmann::json;
+using report_json::Fmt;
+using report_json::Get;
+using report_json::IsSummary;
+using report_json::Str;
+using report_json::U64;
 
 constexpr const char* kDirs[] = {"offline", "online"};
 constexpr size_t kMaxGenericRows = 2000;
@@ -28,54 +33,25 @@ constexpr int kMaxDepth = 8;
 
 // Sections with a meaning compare knows (or that describe the run, not its
 // latency); every other top-level section is walked generically.
-const std::set<std::string> kCoreSections = {
-    "schema_version", "tool",         "interim",
-    "host",           "config",       "seed",
-    "cpus",           "run",          "totals",
-    "directions",     "per_cpu",      "per_online_count",
-    "errors",         "first_errors", "first_errors_dropped",
-    "restore",        "process",      "timeline"};
-
-std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string Fmt(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char buf[512];
-  vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  return buf;
-}
-
-uint64_t U64(const json& j, const char* key) {
-  if (!j.is_object())
-    return 0;
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number())
-    return 0;
-  double v = it->get<double>();
-  // 0x1p64 and beyond (1e300 in a hand-edited report) has no uint64_t.
-  return v > 0 ? (v < 0x1p64 ? static_cast<uint64_t>(v) : UINT64_MAX) : 0;
-}
-
-std::string Str(const json& j, const char* key) {
-  if (!j.is_object())
-    return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-const json& Get(const json& j, const char* key) {
-  static const json kNull;
-  if (!j.is_object())
-    return kNull;
-  auto it = j.find(key);
-  return it == j.end() ? kNull : *it;
-}
-
-bool IsSummary(const json& j) {
-  return j.is_object() && j.contains("count") && j["count"].is_number() && j.contains("p50_ns") &&
-         j["p50_ns"].is_number();
-}
+const std::set<std::string> kCoreSections = {"schema_version",
+                                             "tool",
+                                             "interim",
+                                             "host",
+                                             "config",
+                                             "seed",
+                                             "cpus",
+                                             "run",
+                                             "totals",
+                                             "directions",
+                                             "per_cpu",
+                                             "per_online_count",
+                                             "errors",
+                                             "first_errors",
+                                             "first_errors_dropped",
+                                             "restore",
+                                             "process",
+                                             "timeline",
+                                             "soak"};
 
 bool HistogramOf(const json& summary, Histogram* h) {
   auto it = summary.find("histogram");
@@ -147,15 +123,32 @@ CompareRow MakeRow(const std::string& group, const std::string& label, const std
   return r;
 }
 
-// Array elements are matched by the first identity field they carry.
+// Array elements are matched by every identity field they carry: a kernel
+// state is one (direction, where, state, function), a named phase one
+// (name, direction, where); the same state name of the other direction or
+// another context is another element.
 std::string ElementKey(const json& e, size_t index) {
+  std::string key;
   if (e.is_object())
-    for (const char* k : {"name", "phase", "state", "function", "online_cpus", "cpu", "id"}) {
+    for (const char* k : {"name", "phase", "direction", "state", "function", "where", "online_cpus",
+                          "cpu", "id", "index", "i"}) {
       auto it = e.find(k);
-      if (it != e.end() && (it->is_string() || it->is_number()))
-        return std::string(k) + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
+      if (it == e.end() || !(it->is_string() || it->is_number() || it->is_null()))
+        continue;
+      key += (key.empty() ? "" : ",") + std::string(k) + "=" +
+             (it->is_string() ? it->get<std::string>() : it->dump());
     }
-  return std::to_string(index);
+  return key.empty() ? std::to_string(index) : key;
+}
+
+// Rows of a timing source are grouped per source ("timing_sources.kmod").
+std::string GroupOf(const std::string& path) {
+  size_t dot = path.find('.');
+  std::string first = path.substr(0, dot);
+  if (first != "timing_sources" || dot == std::string::npos)
+    return first;
+  size_t end = path.find_first_of(".[", dot + 1);
+  return path.substr(0, end);
 }
 
 void Walk(const json& b, const json& c, const std::string& path, int depth, const CompareOptions& o,
@@ -163,7 +156,7 @@ void Walk(const json& b, const json& c, const std::string& path, int depth, cons
   if (depth > kMaxDepth || *generic >= kMaxGenericRows || b.type() != c.type())
     return;
   if (IsSummary(b) && IsSummary(c)) {
-    std::string group = path.substr(0, path.find('.'));
+    std::string group = GroupOf(path);
     std::string dir = path.find("offline") != std::string::npos  ? "offline"
                       : path.find("online") != std::string::npos ? "online"
                                                                  : "";
@@ -444,6 +437,21 @@ Comparison Compare(const json& base, const json& cand, const CompareOptions& opt
   for (const auto& [key, c] : cand.items())
     if (!kCoreSections.count(key) && !base.contains(key))
       out.notes.push_back("section " + key + ": only in the candidate, skipped");
+  // A timing source that measured in one report only is not compared: say so.
+  std::set<std::string> sources;
+  for (const json* r : {&base, &cand})
+    for (const auto& [name, v] : Get(*r, "timing_sources").items())
+      sources.insert(name);
+  for (const std::string& name : sources) {
+    std::string bwhy, cwhy;
+    std::string bs = report_json::SourceStatus(base, name.c_str(), &bwhy);
+    std::string cs = report_json::SourceStatus(cand, name.c_str(), &cwhy);
+    if (bs != cs)
+      out.notes.push_back("timing source " + name + ": " + bs + " in the baseline" +
+                          (bwhy.empty() ? "" : " (" + bwhy + ")") + ", " + cs +
+                          " in the candidate" + (cwhy.empty() ? "" : " (" + cwhy + ")") +
+                          ": not compared");
+  }
   if (generic >= kMaxGenericRows)
     out.notes.push_back(Fmt("stopped after %zu summaries in other sections", kMaxGenericRows));
   std::string bclock = Str(Get(base, "run"), "clock");

@@ -13,6 +13,11 @@
 //                         at the same path in both reports (kernel phases,
 //                         kernel states, ...), with CI when it carries a
 //                         "histogram"; everything else there is skipped.
+//                         Array elements are matched by all their identity
+//                         fields (a kernel state by direction, state,
+//                         function and where); rows of timing_sources are
+//                         grouped per source, and a source ok in one report
+//                         only is named in a note.
 // A metric regresses when the whole confidence interval of its ratio
 // (candidate / baseline) lies above 1 + threshold, improves when it lies
 // below 1 - threshold; otherwise no change. A metric without CI (no buckets)

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
+#include <sstream>
 
 #include "synthetic_report.h"
 
@@ -124,30 +126,104 @@ TEST(CompareTest, ErrorsAndRestoreAreChecks) {
   EXPECT_EQ(regressed_checks, 2);  // failed_operations, restore
 }
 
+json LoadFixture(const std::string& name) {
+  std::ifstream in(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str());
+}
+
 TEST(CompareTest, OptionalSectionsComparedGenericallyUnknownSkipped) {
   SyntheticSpec s;
   json b = SyntheticReport(s);
-  SyntheticSpec s2 = s;
-  s2.offline_scale = 1.5;
-  s2.seed = 8;
-  json shifted = SyntheticReport(s2);
   json c = b;
-  // A kernel phase with buckets, named like the tracepoint section might be.
-  b["kernel_phases"] = {
-      {"phases", {{{"name", "takedown_cpu"}, {"offline", b["directions"]["offline"]}}}}};
-  c["kernel_phases"] = {
-      {"phases", {{{"name", "takedown_cpu"}, {"offline", shifted["directions"]["offline"]}}}}};
   b["mystery"] = {{"hello", "world"}};
   c["mystery"] = {{"hello", "there"}};
   c["only_in_candidate"] = 1;
   Comparison r = Compare(b, c, CompareOptions{});
-  const CompareRow* row =
-      FindRow(r, "kernel_phases", "kernel_phases.phases[name=takedown_cpu].offline");
-  ASSERT_NE(row, nullptr) << CompareText(r);
-  EXPECT_EQ(row->p50.verdict, Verdict::kRegressed);
   std::string text = CompareText(r);
   EXPECT_NE(text.find("section mystery: no latency summaries"), std::string::npos) << text;
   EXPECT_NE(text.find("section only_in_candidate: only in the candidate"), std::string::npos);
+}
+
+// Real timing sources (a guest run with the module, tracepoints and kernel
+// log health): a kernel state is matched by direction, where, state and
+// function, so the same state name of the other direction is another row.
+TEST(CompareTest, RealTimingSourcesMatchedByFullIdentity) {
+  json base = LoadFixture("report-real-guest-kmod.json");
+  json cand = base;
+  const json& states = base["timing_sources"]["tracepoints"]["kernel_states"];
+  // A state that runs in both directions (x86/mce:online: mce_cpu_pre_down
+  // offline, mce_cpu_online online) or under two functions.
+  size_t twin = states.size();
+  for (size_t i = 0; i < states.size() && twin == states.size(); i++)
+    for (size_t j = 0; j < states.size(); j++)
+      if (i != j && states[i]["state"].is_string() && states[i]["state"] == states[j]["state"] &&
+          states[i]["p50_ns"].get<uint64_t>() > 0)
+        twin = i;
+  ASSERT_LT(twin, states.size());
+  json& changed = cand["timing_sources"]["tracepoints"]["kernel_states"][twin];
+  changed["p50_ns"] = changed["p50_ns"].get<uint64_t>() * 2;
+  Comparison r = Compare(base, cand, CompareOptions{});
+
+  size_t state_rows = 0, doubled = 0;
+  std::set<std::string> labels;
+  for (const CompareRow& row : r.rows) {
+    EXPECT_TRUE(labels.insert(row.group + "|" + row.label).second) << row.label;
+    if (row.label.find(".kernel_states[") == std::string::npos)
+      continue;
+    EXPECT_EQ(row.group, "timing_sources.tracepoints");
+    state_rows++;
+    if (row.p50.ratio == 2.0) {
+      doubled++;
+    } else if (row.p50.base_ns > 0) {
+      EXPECT_EQ(row.p50.ratio, 1.0) << row.label;
+    }
+  }
+  EXPECT_EQ(state_rows, states.size());
+  EXPECT_EQ(doubled, 1u);
+  const json& st = states[twin];
+  std::string key = "direction=" + st["direction"].get<std::string>() +
+                    ",state=" + st["state"].get<std::string>() +
+                    ",function=" + st["function"].get<std::string>() +
+                    ",where=" + st["where"].get<std::string>();
+  const CompareRow* row = FindRow(r, "timing_sources.tracepoints",
+                                  "timing_sources.tracepoints.kernel_states[" + key + "]");
+  ASSERT_NE(row, nullptr) << key;
+  EXPECT_EQ(row->p50.ratio, 2.0);
+  EXPECT_EQ(row->p50.verdict, Verdict::kNotApplicable);  // no buckets in kernel_states
+  // kmod kernel_phases per online count: one row per phase and level.
+  const CompareRow* kmod =
+      FindRow(r, "timing_sources.kmod",
+              "timing_sources.kmod.kernel_phases.offline.takedown_cpu.by_online[online_cpus=" +
+                  std::to_string(base["timing_sources"]["kmod"]["kernel_phases"]["offline"]
+                                     ["takedown_cpu"]["by_online"][0]["online_cpus"]
+                                         .get<int>()) +
+                  "]");
+  ASSERT_NE(kmod, nullptr) << CompareText(r);
+  EXPECT_EQ(kmod->p50.ratio, 1.0);
+
+  // A source that measured in one report only is named in a note.
+  cand["timing_sources"]["kmod"] = {{"status", "unavailable"},
+                                    {"reason", "/dev/cpuhp_probe: No such file or directory"}};
+  std::string text = CompareText(Compare(base, cand, CompareOptions{}));
+  EXPECT_NE(text.find("note: timing source kmod: ok in the baseline, unavailable in the candidate "
+                      "(/dev/cpuhp_probe: No such file or directory): not compared"),
+            std::string::npos)
+      << text;
+}
+
+// Disturbance probes of a real cpu1 run: during-operation buckets compared.
+TEST(CompareTest, RealDisturbanceRowsPerBucket) {
+  json base = LoadFixture("report-real-cpu1.json");
+  Comparison r = Compare(base, base, CompareOptions{});
+  for (const char* b : {"baseline", "offline", "online"}) {
+    const CompareRow* row = FindRow(r, "timing_sources.disturbance",
+                                    std::string("timing_sources.disturbance.total.") + b);
+    ASSERT_NE(row, nullptr) << b << CompareText(r);
+    EXPECT_EQ(row->base_count, base["timing_sources"]["disturbance"]["total"][b]["count"]);
+    EXPECT_EQ(row->p99.ratio, 1.0);
+  }
 }
 
 std::string WriteTemp(const json& j) {

@@ -13,6 +13,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "report_json.h"
 #include "run_stats.h"
 
 namespace cpuhp {
@@ -321,25 +322,16 @@ json KmodSource::ReportJson() const {
 
 namespace {
 
-const json& Get(const json& j, const char* key) {
-  static const json kNull;
-  if (!j.is_object())
-    return kNull;
-  auto it = j.find(key);
-  return it == j.end() ? kNull : *it;
-}
-
-uint64_t U(const json& j, const char* key) {
-  const json& v = Get(j, key);
-  return v.is_number_unsigned() ? v.get<uint64_t>() : 0;
-}
+using report_json::Get;
+using report_json::Num;
+using report_json::U64;
 
 std::string Row(const std::string& label, const json& s) {
   char buf[160];
   std::snprintf(buf, sizeof(buf), "  %-22s %8" PRIu64 " %10.3f %10.3f %10.3f\n", label.c_str(),
-                U(s, "count"), static_cast<double>(U(s, "p50_ns")) / 1e6,
-                static_cast<double>(U(s, "p99_ns")) / 1e6,
-                static_cast<double>(U(s, "max_ns")) / 1e6);
+                U64(s, "count"), static_cast<double>(U64(s, "p50_ns")) / 1e6,
+                static_cast<double>(U64(s, "p99_ns")) / 1e6,
+                static_cast<double>(U64(s, "max_ns")) / 1e6);
   return buf;
 }
 
@@ -365,11 +357,11 @@ std::string KmodSummary(const json& report) {
       out += Row(name, Get(ph, "all"));
   }
   const json& nohz = Get(kmod, "get_nohz_timer_target");
-  if (U(nohz, "count")) {
+  if (U64(nohz, "count")) {
     char buf[160];
     std::snprintf(buf, sizeof(buf),
                   "get_nohz_timer_target: %" PRIu64 " hits, mean %.0f ns, max %" PRIu64 " ns\n",
-                  U(nohz, "count"), Get(nohz, "mean_ns").get<double>(), U(nohz, "max_ns"));
+                  U64(nohz, "count"), Num(nohz, "mean_ns"), U64(nohz, "max_ns"));
     out += buf;
   }
   return out;

@@ -5,75 +5,25 @@
 #include <cctype>
 #include <cinttypes>
 #include <cmath>
-#include <cstdarg>
 
 #include "commands.h"
 #include "html_report.h"
 #include "report.h"
+#include "report_json.h"
 
 namespace cpuhp {
 namespace {
 
 using nlohmann::json;
 
+using report_json::Fmt;
+using report_json::Get;
+using report_json::Path;
+using report_json::Str;
+using report_json::U64;
+using report_json::XmlEscape;
+
 constexpr const char* kDirs[] = {"offline", "online"};
-
-std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string Fmt(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char buf[1024];
-  vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  return buf;
-}
-
-const json& Get(const json& j, const char* key) {
-  static const json kNull;
-  if (!j.is_object())
-    return kNull;
-  auto it = j.find(key);
-  return it == j.end() ? kNull : *it;
-}
-
-uint64_t U64(const json& j, const char* key) {
-  const json& v = Get(j, key);
-  if (!v.is_number() || !(v.get<double>() > 0))
-    return 0;
-  // 1e300 in a hand-edited report has no uint64_t: converting it is undefined.
-  return v.is_number_float() && v.get<double>() >= 0x1p64 ? UINT64_MAX : v.get<uint64_t>();
-}
-
-std::string Str(const json& j, const char* key, const char* fallback = "") {
-  const json& v = Get(j, key);
-  return v.is_string() ? v.get<std::string>() : fallback;
-}
-
-std::string XmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
-          out += ' ';
-        else
-          out += c;
-    }
-  }
-  return out;
-}
 
 std::string SafeName(std::string s) {
   for (char& c : s)
@@ -82,7 +32,7 @@ std::string SafeName(std::string s) {
   return s;
 }
 
-std::string Num(double v) {
+std::string NumText(double v) {
   return Fmt("%.6g", v);
 }
 
@@ -131,20 +81,49 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
 
   // The kernel-log health source (daemon/kmsg_health.h): every kind it counts
   // is a problem (WARN, BUG, Oops, RCU stall, lockups, hung task, a CPU that
-  // failed to come online or did not die).
-  const json& health = Get(Get(report, "timing_sources"), "kmsg_health");
-  if (health.is_object() && Str(health, "status") == "ok") {
+  // failed to come online or did not die). Unavailable: a skipped check that
+  // says why, never a pass it did not measure.
+  std::string health_reason;
+  std::string health_status = report_json::SourceStatus(report, "kmsg_health", &health_reason);
+  if (health_status != "absent") {
+    const json& health = Path(report, {"timing_sources", "kmsg_health"});
     ReportCheck warn;
     warn.name = "no_kernel_warnings";
-    uint64_t n = 0;
-    for (const auto& [kind, count] : Get(health, "counts").items())
-      n += count.is_number_integer() && count.get<int64_t>() > 0 ? count.get<uint64_t>() : 0;
-    warn.pass = n == 0;
-    warn.has_measurement = true;
-    warn.value = static_cast<double>(n);
-    warn.unit = "warnings";
-    warn.message =
-        Fmt("%" PRIu64 " problem lines in the kernel log (WARN, BUG, Oops, stalls, lockups)", n);
+    if (health_status != "ok") {
+      warn.skipped = true;
+      warn.message = "kernel log health " + health_status +
+                     (health_reason.empty() ? "" : ": " + health_reason);
+    } else {
+      uint64_t n = 0;
+      std::string kinds;
+      const json& counts = Get(health, "counts");
+      for (const auto& [kind, count] : counts.items()) {
+        uint64_t k = U64(counts, kind.c_str());
+        n += k;
+        if (k)
+          kinds += Fmt("%s%s %" PRIu64, kinds.empty() ? "" : ", ", kind.c_str(), k);
+      }
+      warn.pass = n == 0;
+      warn.has_measurement = true;
+      warn.value = static_cast<double>(n);
+      warn.unit = "warnings";
+      warn.message = Fmt("%" PRIu64 " problem lines in %" PRIu64
+                         " kernel log records read (WARN, BUG, Oops, stalls, lockups)",
+                         n, U64(health, "records_read"));
+      if (!kinds.empty())
+        warn.message += ": " + kinds;
+      const json& first = Get(health, "first_event");
+      if (first.is_object()) {
+        const json& op = Get(first, "op_index");
+        warn.message += "; first: " + Str(first, "kind", "?") +
+                        (op.is_number() ? Fmt(" at operation %" PRIu64, U64(first, "op_index"))
+                                        : std::string(" before the first operation")) +
+                        ": " + Str(first, "message");
+      }
+      std::string added = Str(Get(health, "taint"), "added_flags");
+      if (!added.empty())
+        warn.message += "; taint flags set during the run: " + added;
+    }
     checks.push_back(warn);
   }
 
@@ -235,9 +214,10 @@ std::string FormatText(const json& report, const ReportOptions& opts) {
   out += "\nchecks\n";
   for (const ReportCheck& c : ReportChecks(report, opts))
     out += Fmt("  %-4s %-28s %s\n",
-               !c.is_verdict ? "-"
-               : c.pass      ? "pass"
-                             : "FAIL",
+               c.skipped       ? "skip"
+               : !c.is_verdict ? "-"
+               : c.pass        ? "pass"
+                               : "FAIL",
                c.name.c_str(), c.message.c_str());
   return out;
 }
@@ -271,18 +251,21 @@ std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
   out += "\n| check | result | detail |\n|---|---|---|\n";
   for (const ReportCheck& c : ReportChecks(report, opts))
     out += "| " + c.name + " | " +
-           (!c.is_verdict ? "measured"
-            : c.pass      ? "pass"
-                          : "**FAIL**") +
+           (c.skipped       ? "skipped"
+            : !c.is_verdict ? "measured"
+            : c.pass        ? "pass"
+                            : "**FAIL**") +
            " | " + c.message + " |\n";
   return out;
 }
 
 std::string FormatJunit(const json& report, const ReportOptions& opts) {
   std::vector<ReportCheck> checks = ReportChecks(report, opts);
-  int failures = 0;
-  for (const ReportCheck& c : checks)
+  int failures = 0, skipped = 0;
+  for (const ReportCheck& c : checks) {
     failures += c.is_verdict && !c.pass;
+    skipped += c.skipped;
+  }
   double seconds = static_cast<double>(U64(Get(report, "run"), "elapsed_ns")) / 1e9;
   std::string host = Str(Get(report, "host"), "hostname", "unknown");
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -292,8 +275,8 @@ std::string FormatJunit(const json& report, const ReportOptions& opts) {
           checks.size(), failures, seconds);
   out +=
       Fmt("  <testsuite name=\"cpuhp-stress\" tests=\"%zu\" failures=\"%d\" errors=\"0\" "
-          "skipped=\"0\" time=\"%.3f\" timestamp=\"%s\" hostname=\"%s\">\n",
-          checks.size(), failures, seconds,
+          "skipped=\"%d\" time=\"%.3f\" timestamp=\"%s\" hostname=\"%s\">\n",
+          checks.size(), failures, skipped, seconds,
           XmlEscape(Str(Get(report, "run"), "started_at")).c_str(), XmlEscape(host).c_str());
   out += "    <properties>\n";
   for (const auto& [k, v] : std::map<std::string, std::string>{
@@ -306,12 +289,15 @@ std::string FormatJunit(const json& report, const ReportOptions& opts) {
   for (const ReportCheck& c : checks) {
     out +=
         "    <testcase classname=\"cpuhp-stress\" name=\"" + XmlEscape(c.name) + "\" time=\"0\">\n";
+    if (c.skipped)
+      out += "      <skipped message=\"" + XmlEscape(c.message) + "\"/>\n";
     if (c.is_verdict && !c.pass)
       out += "      <failure message=\"" + XmlEscape(c.message) + "\" type=\"" +
              (c.name.rfind("compare_", 0) == 0 ? "regression" : "check") + "\">" +
              XmlEscape(c.message) + "</failure>\n";
     out += "      <system-out>" + XmlEscape(c.message) +
-           (c.has_measurement ? " [" + Num(c.value) + " " + c.unit + "]" : "") + "</system-out>\n";
+           (c.has_measurement ? " [" + NumText(c.value) + " " + c.unit + "]" : "") +
+           "</system-out>\n";
     out += "    </testcase>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";
@@ -332,9 +318,10 @@ json FormatKcidb(const json& report, const ReportOptions& opts) {
               {"build_id", build_id},
               {"origin", origin},
               {"path", "cpuhp_stress." + SafeName(c.name)},
-              {"status", !c.is_verdict ? "DONE"
-                         : c.pass      ? "PASS"
-                                       : "FAIL"},
+              {"status", c.skipped       ? "SKIP"
+                         : !c.is_verdict ? "DONE"
+                         : c.pass        ? "PASS"
+                                         : "FAIL"},
               {"comment", c.message},
               {"environment",
                {{"comment", Str(Get(report, "host"), "hostname", "unknown")},
@@ -363,9 +350,11 @@ std::string FormatLava(const json& report, const ReportOptions& opts) {
   std::string out;
   for (const ReportCheck& c : ReportChecks(report, opts)) {
     out += "lava-test-case " + SafeName(c.name) + " --result " +
-           (!c.is_verdict || c.pass ? "pass" : "fail");
+           (c.skipped                 ? "skip"
+            : !c.is_verdict || c.pass ? "pass"
+                                      : "fail");
     if (c.has_measurement)
-      out += " --measurement " + Num(c.value) + " --units " + SafeName(c.unit);
+      out += " --measurement " + NumText(c.value) + " --units " + SafeName(c.unit);
     out += "\n";
   }
   return out;

@@ -4,8 +4,10 @@
 //
 // Checks (each one JUnit test case, one KCIDB test, one LAVA test case):
 //   no_operation_errors  no write(2) failed and every CPU read back right
-//   no_kernel_warnings   only when the report has a "health" section: no
-//                        kernel warning, oops, BUG or lockup counted there
+//   no_kernel_warnings   when the report has timing_sources.kmsg_health: no
+//                        kernel warning, oops, BUG or lockup counted there;
+//                        skipped (JUnit <skipped>, KCIDB SKIP, LAVA skip)
+//                        with the reason when that source was unavailable
 //   cpus_restored        the online mask was restored at the end
 //   <dir>_<stat>         a measurement (p50, p99, max, ms); it fails only
 //                        when --limit sets a ceiling it exceeds
@@ -34,6 +36,7 @@ struct ReportCheck {
   std::string unit;        // "ms", "ops", "ratio"
   std::string message;     // why it failed, or what was measured
   bool is_verdict = true;  // false: a pure measurement (KCIDB status DONE)
+  bool skipped = false;    // could not be checked here (its source unavailable): says why
 };
 
 struct ReportOptions {

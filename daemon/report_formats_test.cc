@@ -3,16 +3,23 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 #include <sstream>
 
-#include "html_report.h"
 #include "synthetic_report.h"
 
 namespace cpuhp {
 namespace {
 
 using nlohmann::json;
+
+json LoadFixture(const std::string& name) {
+  std::ifstream in(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str());
+}
 
 const ReportCheck* Find(const std::vector<ReportCheck>& checks, const std::string& name) {
   for (const ReportCheck& c : checks)
@@ -41,8 +48,9 @@ TEST(ReportFormatsTest, FailuresLimitsHealthAndBaseline) {
   s.failed = 2;
   s.restore_ok = false;
   json r = SyntheticReport(s);
-  r["timing_sources"]["kmsg_health"] = {
-      {"status", "ok"}, {"counts", {{"warning", 1}, {"oops", 0}, {"rcu_stall", 0}}}};
+  // The kernel log section of a real run (one injected WARNING line).
+  r["timing_sources"]["kmsg_health"] =
+      LoadFixture("report-real-cpu1.json")["timing_sources"]["kmsg_health"];
   ReportOptions o;
   std::string err;
   ASSERT_TRUE(ParseLimit("offline.p99=1ms", &o, &err)) << err;
@@ -68,7 +76,7 @@ TEST(ReportFormatsTest, FailuresLimitsHealthAndBaseline) {
   // LAVA: every line is a lava-test-case call with a spaceless name.
   std::istringstream lava(FormatLava(r, o));
   std::regex line_re(
-      R"(^lava-test-case [A-Za-z0-9_.-]+ --result (pass|fail)( --measurement -?[0-9.e+-]+ --units [A-Za-z0-9_.-]+)?$)");
+      R"(^lava-test-case [A-Za-z0-9_.-]+ --result (pass|fail|skip)( --measurement -?[0-9.e+-]+ --units [A-Za-z0-9_.-]+)?$)");
   std::string line;
   int lines = 0, fails = 0;
   while (std::getline(lava, line)) {
@@ -96,29 +104,61 @@ TEST(ReportFormatsTest, FailuresLimitsHealthAndBaseline) {
   EXPECT_NE(junit.find("failures=\"" + std::to_string(fails) + "\""), std::string::npos);
 }
 
-TEST(ReportFormatsTest, HtmlCarriesTheChartsData) {
-  json r = SyntheticReport(SyntheticSpec{});
-  r["kernel_states"] = {{{"name", "CPUHP_AP_ONLINE_DYN"}, {"total_ns", 5000000}},
-                        {{"name", "CPUHP_TEARDOWN_CPU"}, {"total_ns", 9000000}}};
-  r["health"] = {{"events", {{{"message", "WARNING: at kernel/cpu.c"}, {"op_index", 1500}}}}};
-  r["disturbance"] = {{"status", "ok"}, {"probe_wakeup", r["directions"]["online"]}};
-  ReportOptions opts;
-  std::string html = FormatHtml(r, opts);
-  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no fetches
-  EXPECT_EQ(html.find("<script"), std::string::npos);
-  // Latency vs online CPUs: offline p50 at 2, 3, 4 online CPUs.
-  for (const char* x : {"2", "3", "4"})
-    EXPECT_NE(html.find(std::string("data-series=\"offline p50\" data-x=\"") + x + "\""),
-              std::string::npos)
-        << x;
-  EXPECT_NE(html.find("data-series=\"offline histogram\""), std::string::npos);
-  EXPECT_NE(html.find("data-series=\"kernel_states\" data-x=\"CPUHP_TEARDOWN_CPU\" data-y=\"9\""),
+// A real cpu1 run with an injected "WARNING:" kernel log line.
+TEST(ReportFormatsTest, KernelWarningOfARealRunFailsItsCheck) {
+  json r = LoadFixture("report-real-cpu1.json");
+  const ReportOptions o;
+  const json& first = r["timing_sources"]["kmsg_health"]["first_event"];
+  ASSERT_TRUE(first.is_object());
+  std::vector<ReportCheck> checks = ReportChecks(r, o);
+  const ReportCheck* warn = Find(checks, "no_kernel_warnings");
+  ASSERT_NE(warn, nullptr);
+  EXPECT_FALSE(warn->pass);
+  EXPECT_FALSE(warn->skipped);
+  EXPECT_EQ(warn->value, 1);
+  EXPECT_NE(warn->message.find("warning 1"), std::string::npos) << warn->message;
+  EXPECT_NE(warn->message.find("first: warning at operation " +
+                               std::to_string(first["op_index"].get<uint64_t>()) + ": " +
+                               first["message"].get<std::string>()),
+            std::string::npos)
+      << warn->message;
+  std::string junit = FormatJunit(r, o);
+  EXPECT_NE(junit.find("<failure message=\"1 problem lines"), std::string::npos) << junit;
+  EXPECT_NE(FormatLava(r, o).find("lava-test-case no_kernel_warnings --result fail "
+                                  "--measurement 1 --units warnings\n"),
             std::string::npos);
-  EXPECT_NE(html.find("data-series=\"offline max\""), std::string::npos);
-  EXPECT_NE(html.find("class=\"mark\" data-series=\"event\" data-x=\"1500\""), std::string::npos);
-  EXPECT_NE(html.find("Disturbance"), std::string::npos);
-  EXPECT_NE(html.find("latency (ms)"), std::string::npos);
+  // The same run with a quiet kernel log passes.
+  for (auto& [kind, n] : r["timing_sources"]["kmsg_health"]["counts"].items())
+    n = 0;
+  EXPECT_TRUE(Find(ReportChecks(r, o), "no_kernel_warnings")->pass);
+}
+
+// kmsg_health unavailable: the check is skipped with the reason in every
+// format, never a pass it did not measure; absent: no check at all.
+TEST(ReportFormatsTest, UnavailableKernelLogIsSkippedNotPassed) {
+  json r = LoadFixture("report-real-cpu1.json");
+  r["timing_sources"]["kmsg_health"] = {{"status", "unavailable"},
+                                        {"reason", "/dev/kmsg: Permission denied"}};
+  ReportOptions o;
+  const ReportCheck* warn = Find(ReportChecks(r, o), "no_kernel_warnings");
+  ASSERT_NE(warn, nullptr);
+  EXPECT_TRUE(warn->skipped);
+  std::string junit = FormatJunit(r, o);
+  EXPECT_NE(junit.find("skipped=\"1\""), std::string::npos);
+  EXPECT_NE(junit.find("<skipped message=\"kernel log health unavailable: /dev/kmsg: Permission "
+                       "denied\"/>"),
+            std::string::npos)
+      << junit;
+  EXPECT_NE(FormatLava(r, o).find("lava-test-case no_kernel_warnings --result skip\n"),
+            std::string::npos);
+  bool kcidb_skip = false;
+  const json kcidb = FormatKcidb(r, o);
+  for (const json& t : kcidb["tests"])
+    kcidb_skip |= t["path"] == "cpuhp_stress.no_kernel_warnings" && t["status"] == "SKIP";
+  EXPECT_TRUE(kcidb_skip);
+  EXPECT_NE(FormatText(r, o).find("skip no_kernel_warnings"), std::string::npos);
+  r["timing_sources"].erase("kmsg_health");
+  EXPECT_EQ(Find(ReportChecks(r, o), "no_kernel_warnings"), nullptr);
 }
 
 }  // namespace

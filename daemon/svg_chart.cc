@@ -7,18 +7,13 @@
 #include <cstdio>
 #include <limits>
 
+#include "report_json.h"
+
 namespace cpuhp {
 namespace {
 
-std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string Fmt(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char buf[1024];
-  vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  return buf;
-}
+using report_json::Fmt;
+using report_json::HtmlEscape;
 
 // 1, 2 or 5 times a power of ten, about n steps over [lo, hi].
 double NiceStep(double lo, double hi, int n) {
@@ -37,41 +32,38 @@ std::string TickText(double v, double step) {
   return Fmt("%.*f", std::min(decimals, 6), v);
 }
 
-}  // namespace
-
-std::string HtmlEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+// A bar's value as people read it: 46219, 177.7, 3.12, 0.0421.
+std::string ValueText(double v) {
+  double a = std::fabs(v);
+  return a >= 1000 ? Fmt("%.0f", v)
+         : a >= 10 ? Fmt("%.1f", v)
+         : a >= 1  ? Fmt("%.2f", v)
+                   : Fmt("%.3g", v);
 }
 
+}  // namespace
+
 std::string RenderChart(const Chart& c) {
-  const double left = 70, right = 20, top = 36, bottom = 56;
-  const double pw = c.width - left - right, ph = c.height - top - bottom;
+  // The legend sits under the x axis label, three entries a row.
+  size_t legend_entries = c.marks.empty() ? 0 : 1;
+  for (const ChartSeries& s : c.series)
+    legend_entries += s.legend;
+  const int legend_rows = static_cast<int>((legend_entries + 2) / 3);
+  const int height = c.height + legend_rows * 16;
+  const double left = 70, right = 20, top = 36, bottom = 56 + legend_rows * 16;
+  const double pw = c.width - left - right, ph = height - top - bottom;
+  // On a log axis y is plotted as log10(y); non-positive values cannot be.
+  auto ty = [&](double y) { return c.log_y ? std::log10(y) : y; };
+  auto drawable = [&](double y) { return std::isfinite(y) && (!c.log_y || y > 0); };
   double xmin = std::numeric_limits<double>::infinity(), xmax = -xmin, ymin = xmin, ymax = -xmin;
   for (const ChartSeries& s : c.series)
     for (auto [x, y] : s.points) {
+      if (!drawable(y))
+        continue;
       xmin = std::min(xmin, x);
       xmax = std::max(xmax, x + (c.bars ? c.bar_width : 0));
-      ymin = std::min(ymin, y);
-      ymax = std::max(ymax, y);
+      ymin = std::min(ymin, ty(y));
+      ymax = std::max(ymax, ty(y));
     }
   for (const ChartMark& m : c.marks) {
     xmin = std::min(xmin, m.x);
@@ -80,15 +72,19 @@ std::string RenderChart(const Chart& c) {
   std::string out =
       Fmt("<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 %d %d\" "
           "width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"%s\">\n",
-          c.width, c.height, c.width, c.height, HtmlEscape(c.title).c_str());
+          c.width, height, c.width, height, HtmlEscape(c.title).c_str());
   out += Fmt("<text x=\"%d\" y=\"20\" class=\"title\" text-anchor=\"middle\">%s</text>\n",
              c.width / 2, HtmlEscape(c.title).c_str());
   if (!std::isfinite(xmin)) {
     out += Fmt("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">no data</text>\n</svg>\n",
-               c.width / 2, c.height / 2);
+               c.width / 2, height / 2);
     return out;
   }
-  if (c.y_from_zero)
+  if (!std::isfinite(ymin)) {  // only marks
+    ymin = 0;
+    ymax = 1;
+  }
+  if (c.y_from_zero && !c.log_y)
     ymin = std::min(0.0, ymin);
   if (xmax <= xmin) {
     xmin -= 1;
@@ -96,20 +92,24 @@ std::string RenderChart(const Chart& c) {
   }
   if (ymax <= ymin)
     ymax = ymin + 1;
-  double ystep = NiceStep(ymin, ymax, 5);
+  double ystep = c.log_y ? 1 : NiceStep(ymin, ymax, 5);
   ymax = std::ceil(ymax / ystep) * ystep;
   ymin = std::floor(ymin / ystep) * ystep;
   double xstep = NiceStep(xmin, xmax, 8);
+  if (xstep < 1 && xmax - xmin >= 1 && std::floor(xmin) == xmin && std::floor(xmax) == xmax)
+    xstep = 1;  // counts: no fractional ticks
   auto X = [&](double x) { return left + (x - xmin) / (xmax - xmin) * pw; };
-  auto Y = [&](double y) { return top + ph - (y - ymin) / (ymax - ymin) * ph; };
+  auto Y = [&](double y) { return top + ph - (ty(y) - ymin) / (ymax - ymin) * ph; };
+  auto YT = [&](double t) { return top + ph - (t - ymin) / (ymax - ymin) * ph; };
 
   out += Fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" class=\"plot\"/>\n", left,
              top, pw, ph);
-  for (double y = ymin; y <= ymax + ystep / 2; y += ystep) {
+  for (double t = ymin; t <= ymax + ystep / 2; t += ystep) {
     out += Fmt("<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>", left,
-               left + pw, Y(y), Y(y));
+               left + pw, YT(t), YT(t));
+    std::string text = c.log_y ? Fmt("%g", std::pow(10, t)) : TickText(t, ystep);
     out += Fmt("<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">%s</text>\n",
-               left - 6, Y(y) + 4, TickText(y, ystep).c_str());
+               left - 6, YT(t) + 4, text.c_str());
   }
   for (double x = std::ceil(xmin / xstep) * xstep; x <= xmax + xstep / 1e6; x += xstep) {
     out += Fmt("<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"axis\"/>", X(x), X(x),
@@ -117,41 +117,47 @@ std::string RenderChart(const Chart& c) {
     out += Fmt("<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%s</text>\n",
                X(x), top + ph + 18, TickText(x, xstep).c_str());
   }
-  out += Fmt("<text x=\"%.1f\" y=\"%d\" class=\"label\" text-anchor=\"middle\">%s</text>\n",
-             left + pw / 2, c.height - 10, HtmlEscape(c.x_label).c_str());
-  out +=
-      Fmt("<text x=\"16\" y=\"%.1f\" class=\"label\" text-anchor=\"middle\" "
-          "transform=\"rotate(-90 16 %.1f)\">%s</text>\n",
-          top + ph / 2, top + ph / 2, HtmlEscape(c.y_label).c_str());
+  out += Fmt("<text x=\"%.1f\" y=\"%.1f\" class=\"label\" text-anchor=\"middle\">%s</text>\n",
+             left + pw / 2, top + ph + 40, HtmlEscape(c.x_label).c_str());
+  out += Fmt(
+      "<text x=\"16\" y=\"%.1f\" class=\"label\" text-anchor=\"middle\" "
+      "transform=\"rotate(-90 16 %.1f)\">%s</text>\n",
+      top + ph / 2, top + ph / 2, HtmlEscape(c.y_label + (c.log_y ? ", log scale" : "")).c_str());
 
   for (const ChartMark& m : c.marks)
     out +=
-        Fmt("<line class=\"mark\" data-series=\"event\" data-x=\"%g\" x1=\"%.1f\" x2=\"%.1f\" "
+        Fmt("<line class=\"mark\" data-series=\"event\" data-x=\"%.10g\"%s x1=\"%.1f\" x2=\"%.1f\" "
             "y1=\"%.1f\" y2=\"%.1f\"><title>%s</title></line>\n",
-            m.x, X(m.x), X(m.x), top, top + ph, HtmlEscape(m.label).c_str());
+            m.x, m.kind.empty() ? "" : (" data-kind=\"" + HtmlEscape(m.kind) + "\"").c_str(),
+            X(m.x), X(m.x), top, top + ph, HtmlEscape(m.label).c_str());
 
   for (const ChartSeries& s : c.series) {
     std::string name = HtmlEscape(s.name);
     out += "<g class=\"series\" data-name=\"" + name + "\">\n";
     if (c.bars) {
       for (auto [x, y] : s.points)
-        out +=
-            Fmt("<rect class=\"pt\" data-series=\"%s\" data-x=\"%g\" data-y=\"%g\" x=\"%.1f\" "
-                "y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%g: %g</title>"
-                "</rect>\n",
-                name.c_str(), x, y, X(x), Y(y), std::max(1.0, X(x + c.bar_width) - X(x) - 0.5),
-                Y(ymin) - Y(y), s.color.c_str(), x, y);
+        if (drawable(y))
+          out +=
+              Fmt("<rect class=\"pt\" data-series=\"%s\" data-x=\"%.10g\" data-y=\"%.10g\" "
+                  "x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%g: %g"
+                  "</title></rect>\n",
+                  name.c_str(), x, y, X(x), Y(y), std::max(1.0, X(x + c.bar_width) - X(x) - 0.5),
+                  YT(ymin) - Y(y), s.color.c_str(), x, y);
     } else {
-      if (s.line && s.points.size() > 1) {
+      std::vector<std::pair<double, double>> pts;
+      for (auto [x, y] : s.points)
+        if (drawable(y))
+          pts.emplace_back(x, y);
+      if (s.line && pts.size() > 1) {
         out += Fmt("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"%s points=\"",
                    s.color.c_str(), s.dashed ? " stroke-dasharray=\"5 3\"" : "");
-        for (auto [x, y] : s.points)
+        for (auto [x, y] : pts)
           out += Fmt("%.1f,%.1f ", X(x), Y(y));
         out += "\"/>\n";
       }
-      for (auto [x, y] : s.points)
+      for (auto [x, y] : pts)
         out +=
-            Fmt("<circle class=\"pt\" data-series=\"%s\" data-x=\"%g\" data-y=\"%g\" "
+            Fmt("<circle class=\"pt\" data-series=\"%s\" data-x=\"%.10g\" data-y=\"%.10g\" "
                 "cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>%s: %g, %g</title>"
                 "</circle>\n",
                 name.c_str(), x, y, X(x), Y(y), s.markers ? "3" : "0.8", s.color.c_str(),
@@ -159,27 +165,35 @@ std::string RenderChart(const Chart& c) {
     }
     out += "</g>\n";
   }
-  // Legend, top right inside the plot.
-  double ly = top + 14;
+  // Legend under the axis label.
+  int entry = 0;
+  auto legend_at = [&](int i) {
+    return std::pair<double, double>(left + (i % 3) * (pw / 3), top + ph + 58 + (i / 3) * 16);
+  };
   for (const ChartSeries& s : c.series) {
-    out += Fmt(
-        "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"4\" fill=\"%s\"/>"
-        "<text x=\"%.1f\" y=\"%.1f\" class=\"legend\">%s</text>\n",
-        left + pw - 170, ly - 4, s.color.c_str(), left + pw - 152, ly, HtmlEscape(s.name).c_str());
-    ly += 16;
-  }
-  if (!c.marks.empty())
+    if (!s.legend)
+      continue;
+    auto [lx, ly] = legend_at(entry++);
     out +=
-        Fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"4\" class=\"markkey\"/>"
-            "<text x=\"%.1f\" y=\"%.1f\" class=\"legend\">kernel log event</text>\n",
-            left + pw - 170, ly - 4, left + pw - 152, ly);
+        Fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"4\" fill=\"%s\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\" class=\"legend\">%s</text>\n",
+            lx, ly - 4, s.color.c_str(), lx + 18, ly,
+            HtmlEscape(s.legend_label.empty() ? s.name : s.legend_label).c_str());
+  }
+  if (!c.marks.empty()) {
+    auto [lx, ly] = legend_at(entry++);
+    out +=
+        Fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"4\" class=\"markkey\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\" class=\"legend\">%s</text>\n",
+            lx, ly - 4, lx + 18, ly, HtmlEscape(c.mark_legend).c_str());
+  }
   out += "</svg>\n";
   return out;
 }
 
 std::string RenderBars(const std::string& title, const std::string& unit,
                        const std::vector<BarItem>& items, const std::string& series_name) {
-  const int width = 900, row = 22, top = 34, left = 260, right = 110;
+  const int width = 900, row = 22, top = 34, left = 300, right = 120;
   int height = top + row * static_cast<int>(items.size()) + 30;
   double vmax = 0;
   for (const BarItem& b : items)
@@ -198,12 +212,14 @@ std::string RenderBars(const std::string& title, const std::string& unit,
     out += Fmt("<text x=\"%d\" y=\"%d\" class=\"tick\" text-anchor=\"end\">%s</text>", left - 8,
                y + 15, HtmlEscape(b.label).c_str());
     out +=
-        Fmt("<rect class=\"pt\" data-series=\"%s\" data-x=\"%s\" data-y=\"%g\" x=\"%d\" "
-            "y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"#4e79a7\"/>",
-            HtmlEscape(series_name).c_str(), HtmlEscape(b.label).c_str(), b.value, left, y + 3,
-            std::max(1.0, w), row - 6);
-    out += Fmt("<text x=\"%.1f\" y=\"%d\" class=\"tick\">%g %s</text>\n", left + w + 6, y + 15,
-               b.value, HtmlEscape(unit).c_str());
+        Fmt("<rect class=\"pt\" data-series=\"%s\" data-x=\"%s\" data-y=\"%.10g\" x=\"%d\" "
+            "y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"><title>%s: %g %s</title></rect>",
+            HtmlEscape(b.series.empty() ? series_name : b.series).c_str(),
+            HtmlEscape(b.x.empty() ? b.label : b.x).c_str(), b.value, left, y + 3, std::max(1.0, w),
+            row - 6, b.color.empty() ? "#4e79a7" : HtmlEscape(b.color).c_str(),
+            HtmlEscape(b.label).c_str(), b.value, HtmlEscape(unit).c_str());
+    out += Fmt("<text x=\"%.1f\" y=\"%d\" class=\"tick\">%s %s</text>\n", left + w + 6, y + 15,
+               ValueText(b.value).c_str(), HtmlEscape(unit).c_str());
     y += row;
   }
   out += Fmt("<text x=\"%d\" y=\"%d\" class=\"label\" text-anchor=\"middle\">%s</text>\n",

@@ -17,11 +17,14 @@ struct ChartSeries {
   bool line = true;                               // join the points
   bool markers = true;                            // draw each point
   bool dashed = false;
+  bool legend = true;        // listed in the legend (a p99 beside its p50 need not be)
+  std::string legend_label;  // legend text; "" = name
 };
 
 struct ChartMark {  // a vertical line at x, with a tooltip
   double x = 0;
   std::string label;
+  std::string kind;  // data-kind attribute ("warning", ...), may be empty
 };
 
 struct Chart {
@@ -33,6 +36,8 @@ struct Chart {
   bool bars = false;  // series[0] drawn as vertical bars of width bar_width
   double bar_width = 0;
   bool y_from_zero = true;
+  bool log_y = false;  // logarithmic y axis (decades); points with y <= 0 are not drawn
+  std::string mark_legend = "kernel log event";
   int width = 900;
   int height = 340;
 };
@@ -42,11 +47,12 @@ std::string RenderChart(const Chart& c);
 struct BarItem {
   std::string label;
   double value = 0;
+  std::string series;  // data-series of this bar; "" = the chart's series_name
+  std::string x;       // data-x of this bar; "" = label
+  std::string color;   // "" = the default blue
 };
-// Horizontal bars, largest first as given.
+// Horizontal bars, in the order given.
 std::string RenderBars(const std::string& title, const std::string& unit,
                        const std::vector<BarItem>& items, const std::string& series_name);
-
-std::string HtmlEscape(const std::string& s);
 
 }  // namespace cpuhp

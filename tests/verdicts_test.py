@@ -307,7 +307,7 @@ class FormatTest(unittest.TestCase):
     def test_lava_lines(self):
         p = self.report("lava", "--baseline", Reports.base)
         self.assertEqual(p.returncode, 1)
-        pat = re.compile(r"^lava-test-case [A-Za-z0-9_.@=-]+ --result (pass|fail)"
+        pat = re.compile(r"^lava-test-case [A-Za-z0-9_.@=-]+ --result (pass|fail|skip)"
                          r"( --measurement [-+0-9.e]+ --units [A-Za-z0-9_.-]+)?$")
         lines = p.stdout.splitlines()
         self.assertGreater(len(lines), 8)
@@ -348,7 +348,12 @@ class FormatTest(unittest.TestCase):
             col = r["timeline"]["columns"].index(f"{d}_n")
             self.assertEqual(len(pts[f"{d} max"]),
                              sum(1 for p in r["timeline"]["points"] if p[col] > 0))
-        self.assertEqual(sum(1 for t, _ in c.tags if t == "svg"), 4)
+        # Latency vs online CPUs per direction, two histograms, the timeline.
+        self.assertEqual(sum(1 for t, _ in c.tags if t == "svg"), 5)
+        # A simulated run has no kernel sources: the page says so, draws none.
+        self.assertIn("Disturbance probes: not in this report", page)
+        self.assertIn("Kernel states (tracepoints source): not in this report", page)
+        self.assertFalse(any(s.startswith(("disturbance", "kernel_states")) for s in pts))
         self.assertIn("latency (ms)", page)
         self.assertIn("online CPUs before the operation (count)", page)
 
