@@ -140,7 +140,8 @@ TEST(ReportFormatsTest, UnavailableKernelLogIsSkippedNotPassed) {
   r["timing_sources"]["kmsg_health"] = {{"status", "unavailable"},
                                         {"reason", "/dev/kmsg: Permission denied"}};
   ReportOptions o;
-  const ReportCheck* warn = Find(ReportChecks(r, o), "no_kernel_warnings");
+  std::vector<ReportCheck> checks = ReportChecks(r, o);
+  const ReportCheck* warn = Find(checks, "no_kernel_warnings");
   ASSERT_NE(warn, nullptr);
   EXPECT_TRUE(warn->skipped);
   std::string junit = FormatJunit(r, o);
