@@ -71,7 +71,12 @@ def main():
     fails = fail_files()
     cpu_fail = f"{SYS}/cpu{CPU}/hotplug/fail"
     with_faults = cpu_fail in fails and os.path.exists(f"{SYS}/hotplug/states")
-    if not with_faults:
+    # Opt-in: on 6.18-fc x86 a fault sweep of cpu1 once left it unable to
+    # come back ("CPU1 failed to report alive state", tests/CMakeLists.txt).
+    if os.environ.get("CPUHP_REAL_FAULTS") != "1":
+        print("CPUHP_REAL_FAULTS is not 1: the kills run without fault injection")
+        with_faults = False
+    elif not with_faults:
         print(f"no {cpu_fail}: the kills run without fault injection")
     elif armed(fails):
         print(f"fail armed before the test: {armed(fails)}")
