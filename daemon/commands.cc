@@ -283,7 +283,8 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
       cfg.iterations, cfg.duration_ns);
   Runner runner(ctl.get(), schedule.get(), state, &stats, running,
                 oplog.is_open() ? &oplog : nullptr,
-                RunLimits{cfg.iterations, cfg.duration_ns, cfg.stop_on_error, cfg.interval_ns});
+                RunLimits{cfg.iterations, cfg.duration_ns, cfg.stop_on_error, cfg.interval_ns,
+                          static_cast<uint32_t>(cfg.lost_cpu_after)});
   auto interim_report = [&] {
     ReportInputs in;
     in.config = ConfigToJson(cfg);
@@ -363,6 +364,7 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   in.ended_at = FormatUtc(RealtimeNs());
   in.elapsed_ns = elapsed_ns;
   in.stop_reason = outcome.stop_reason;
+  in.stop_message = outcome.message;
   in.stats = &stats;
   in.first_errors = runner.first_errors();
   in.first_errors_dropped = runner.first_errors_dropped();

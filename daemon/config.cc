@@ -524,6 +524,8 @@ const Field kTopFields[] = {
     {"duration", [](const Value& v, Config* c) { return GetDuration(v, &c->duration_ns); }},
     {"seed", [](const Value& v, Config* c) { return GetSeed(v, &c->seed); }},
     {"stop_on_error", [](const Value& v, Config* c) { return GetBool(v, &c->stop_on_error); }},
+    {"lost_cpu_after",
+     [](const Value& v, Config* c) { return GetInt(v, 0, 1000000, &c->lost_cpu_after); }},
     {"interval", [](const Value& v, Config* c) { return GetDuration(v, &c->interval_ns); }},
     {"backend",
      [](const Value& v, Config* c) {
@@ -643,6 +645,7 @@ json ConfigToJson(const Config& cfg) {
       {"duration", FormatDuration(cfg.duration_ns)},
       {"seed", cfg.seed ? json(*cfg.seed) : json(nullptr)},
       {"stop_on_error", cfg.stop_on_error},
+      {"lost_cpu_after", cfg.lost_cpu_after},
       {"interval", FormatDuration(cfg.interval_ns)},
       {"backend", cfg.backend},
       {"sysfs_root", cfg.sysfs_root},

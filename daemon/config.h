@@ -85,6 +85,7 @@ struct Config {
   uint64_t duration_ns = 0;      // 0 = no limit; from "24h", "90m", "30s", "500ms"
   std::optional<uint64_t> seed;  // absent: drawn at start and recorded
   bool stop_on_error = false;
+  int lost_cpu_after = 3;         // consecutive failed onlines of one CPU stop the run; 0 never
   uint64_t interval_ns = 0;       // pause between operations
   std::string backend = "sysfs";  // "sysfs" or "sim"
   std::string sysfs_root = "/sys/devices/system/cpu";

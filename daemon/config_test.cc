@@ -284,7 +284,8 @@ TEST(ConfigApply, ErrorLeavesConfigUnchanged) {
 TEST(ConfigErrors, UnknownKeyAtTopLevel) {
   EXPECT_EQ(ApplyError(R"({"iteration": 5})"),
             "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
-            "iterations, duration, seed, stop_on_error, interval, backend, sysfs_root, state_dir, "
+            "iterations, duration, seed, stop_on_error, lost_cpu_after, interval, backend, "
+            "sysfs_root, state_dir, "
             "report, oplog, progress, sweep, sim, tracepoints, kmod, checkpoint_interval, resume, "
             "interim_interval, stuck_timeout, disturbance, health, faults)");
   EXPECT_PRED2(StartsWith, ApplyError(R"({"$schema": "x"})"), "t.json: /$schema: unknown key ");
@@ -325,6 +326,8 @@ TEST(ConfigErrors, WrongTypes) {
        "18446744073709551615, got false"},
       {R"({"stop_on_error": 1})", "/stop_on_error: expected true or false, got 1"},
       {R"({"stop_on_error": "true"})", "/stop_on_error: expected true or false, got \"true\""},
+      {R"({"lost_cpu_after": -1})",
+       "/lost_cpu_after: expected an integer from 0 to 1000000, got -1"},
       {R"({"cpus": 3})", "/cpus: expected \"all\" or a non-empty CPU list like \"1-7,9\", got 3"},
       {R"({"report": ["a"]})", "/report: expected a non-empty file path, got [\"a\"]"},
       {R"({"oplog": null})", "/oplog: expected a file path, or \"\" for none, got null"},
@@ -664,6 +667,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   cfg.duration_ns = 9000000000001;
   cfg.seed = UINT64_MAX;
   cfg.stop_on_error = true;
+  cfg.lost_cpu_after = 0;
   cfg.tracepoints = false;
   cfg.interval_ns = 1500;
   cfg.backend = "sim";
@@ -680,6 +684,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_EQ(j["interval"], "1us500ns");
   EXPECT_EQ(j["seed"], UINT64_MAX);
   EXPECT_EQ(j["progress"], "always");
+  EXPECT_EQ(j["lost_cpu_after"], 0);
   EXPECT_EQ(j["sweep"]["levels"], json({1, 3, 9}));
   Config back;
   std::string err;
@@ -694,7 +699,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_EQ(d["seed"], nullptr);
   EXPECT_EQ(d["sweep"]["levels"], "auto");
   EXPECT_EQ(d["duration"], "0");
-  EXPECT_EQ(d.size(), 25u);  // every struct key, no "comment"
+  EXPECT_EQ(d.size(), 26u);  // every struct key, no "comment"
 }
 
 TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {

@@ -28,6 +28,7 @@ constexpr const char* kKindNames[kKmsgKinds] = {
 //   rcu: INFO: rcu_sched self-detected stall on CPU
 //   INFO: task cpuhp/1:18 blocked for more than 120 seconds.
 //   CPU1: failed to come online            (arm64; x86: "CPU1 failed to ...")
+//   CPU1 failed to report alive state      (x86 from 6.5: the AP never answered)
 //   CPU 1 didn't die...  /  CPU1 failed to report dead state
 //   Oops: general protection fault ... / Internal error: Oops: ... (arm64)
 //   kernel BUG at kernel/cpu.c:1234!  /  BUG: sleeping function called ...
@@ -45,6 +46,7 @@ constexpr Pattern kPatterns[] = {
     {kKmsgRcuStall, "detected stall on CPU", false},
     {kKmsgHungTask, "blocked for more than", false},
     {kKmsgFailedOnline, "failed to come online", false},
+    {kKmsgFailedOnline, "failed to report alive state", false},
     {kKmsgDidntDie, "didn't die", false},
     {kKmsgDidntDie, "failed to report dead state", false},
     {kKmsgOops, "Oops", false},

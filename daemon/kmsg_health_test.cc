@@ -138,6 +138,7 @@ TEST(KmsgClassify, EveryKindAndItsLookalikes) {
       {"INFO: rcu_sched detected stall on CPU 1", kKmsgRcuStall},
       {"INFO: task kworker/u4:2:77 blocked for more than 120 seconds.", kKmsgHungTask},
       {"CPU1: failed to come online", kKmsgFailedOnline},
+      {"CPU1 failed to report alive state", kKmsgFailedOnline},
       {"CPU 1 didn't die...", kKmsgDidntDie},
       {"CPU1 failed to report dead state", kKmsgDidntDie},
       {"Oops: general protection fault, probably for non-canonical address", kKmsgOops},

@@ -218,6 +218,7 @@ nlohmann::json BuildReport(const ReportInputs& in) {
       {"elapsed_ns", in.elapsed_ns},
       // An interim report is written while the run goes on: no stop reason yet.
       {"stop_reason", in.stop_reason.empty() ? json(nullptr) : json(in.stop_reason)},
+      {"stop_message", in.stop_message.empty() ? json(nullptr) : json(in.stop_message)},
       {"clock", simulated ? "simulated" : "CLOCK_MONOTONIC"},
       {"histogram",
        {{"sub_buckets_per_octave", Histogram::kSubBuckets},
@@ -303,6 +304,8 @@ std::string HumanSummary(const nlohmann::json& report) {
              " failed in %.3f s (%s ops/s), stop reason: %s\n",
              interim ? "interim: " : "", ops, U64(totals, "ok"), U64(totals, "failed"), elapsed_s,
              rate.c_str(), Str(run, "stop_reason", interim ? "still running" : "none").c_str());
+  if (std::string why = Str(run, "stop_message", ""); !why.empty())
+    out += "  " + why + "\n";
   for (const char* dir : {"offline", "online"})
     out += DirectionTable(report, dir);
   out += KmodSummary(report);

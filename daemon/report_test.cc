@@ -169,7 +169,7 @@ TEST(BuildReportTest, SectionsAndRunFacts) {
   EXPECT_EQ(r["seed"].get<uint64_t>(), UINT64_MAX);
   EXPECT_EQ(r["run"], json::parse(R"({"started_at": "2026-11-30T05:07:45.123Z",
       "ended_at": "2026-11-30T05:07:46.623Z", "elapsed_ns": 1500000000,
-      "stop_reason": "schedule_complete", "clock": "CLOCK_MONOTONIC",
+      "stop_reason": "schedule_complete", "stop_message": null, "clock": "CLOCK_MONOTONIC",
       "histogram": {"sub_buckets_per_octave": 128, "max_relative_error": 0.00390625}})"));
 
   json sections = stats.ToJson();

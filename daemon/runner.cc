@@ -24,6 +24,21 @@ bool Runner::SourceWantsStop(RunOutcome* out) {
   return false;
 }
 
+bool Runner::CpuLost(const OpRecord& rec, bool now_online, RunOutcome* out) {
+  if (!limits_.lost_cpu_after || rec.dir != Direction::kOnline)
+    return false;
+  uint32_t& n = failed_onlines_[static_cast<size_t>(rec.cpu)];
+  n = now_online ? 0 : n + 1;
+  if (n < limits_.lost_cpu_after)
+    return false;
+  out->stop_reason = "error";
+  out->message = "cpu" + std::to_string(rec.cpu) + " lost: " + std::to_string(n) +
+                 " online writes in a row left it offline (last: " +
+                 (rec.err ? std::string(strerror(rec.err)) : std::string("wrote 1, reads 0")) +
+                 "); see the kernel log";
+  return true;
+}
+
 RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<void()>& tick) {
   RunOutcome out;
   Clock* wall = MonotonicClock();
@@ -36,6 +51,7 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
   if (in_flight_)
     in_flight_->tid.store(static_cast<int>(syscall(SYS_gettid)));
 
+  failed_onlines_.assign(state_.online.size(), 0);
   const uint64_t first_index = index_;
   for (uint64_t index = first_index;; ++index) {
     index_ = index;
@@ -117,7 +133,7 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       out.message = err;
       break;
     }
-    if (SourceWantsStop(&out))
+    if (SourceWantsStop(&out) || CpuLost(rec, state_.IsOnline(op->cpu), &out))
       break;
     if (limits_.stop_on_error && (rec.err != 0 || !rec.readback_ok)) {
       out.stop_reason = "error";

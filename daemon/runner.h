@@ -23,6 +23,11 @@ struct RunLimits {
   uint64_t duration_ns = 0;  // 0: no limit (wall time, CLOCK_MONOTONIC)
   bool stop_on_error = false;
   uint64_t interval_ns = 0;
+  // A CPU whose online writes fail this many times in a row is lost (x86:
+  // "CPUn failed to report alive state", each attempt 10 s then EIO): the run
+  // stops with stop_reason "error" instead of timing the same failure for the
+  // rest of a soak. 0: never.
+  uint32_t lost_cpu_after = 3;
 };
 
 struct RunOutcome {
@@ -99,6 +104,9 @@ class Runner {
  private:
   // A timing source asked to stop (TimingSource::WantsStop): fills *out.
   bool SourceWantsStop(RunOutcome* out);
+  // Counts consecutive failed onlines of rec.cpu; true (and fills *out) when
+  // the CPU is lost (RunLimits::lost_cpu_after).
+  bool CpuLost(const OpRecord& rec, bool now_online, RunOutcome* out);
 
   CpuControl* ctl_;
   Schedule* schedule_;
@@ -116,6 +124,7 @@ class Runner {
   uint64_t ended_ns_ = 0;
   InFlight* in_flight_ = nullptr;
   OpHook* hook_ = nullptr;
+  std::vector<uint32_t> failed_onlines_;  // per CPU, consecutive; sized at Run
 };
 
 }  // namespace cpuhp

@@ -101,6 +101,44 @@ TEST(RunnerTest, StopOnErrorStopsAtTheFirstFailure) {
   EXPECT_EQ(out.message, "cpu3 offline: write failed: Device or resource busy");
 }
 
+// cpu1 starts offline and its onlines fail `failures` times (EIO), as on a
+// machine whose kernel can no longer bring it back.
+RunOutcome RunWithFailedOnlines(int failures, RunLimits limits, Rig* rig) {
+  rig->sim.SetOnline(1, false);
+  rig->state.Set(1, false);
+  std::string err;
+  rig->schedule = NewSchedule({Pattern::kRoundRobin, {1}, 1, 1, {}}, rig->state, &err);
+  for (int i = 0; i < failures; ++i)
+    rig->sim.QueueFault({1, EIO, false});
+  return rig->Run(limits);
+}
+
+TEST(RunnerTest, ACpuThatKeepsFailingToComeOnlineIsLostAndStopsTheRun) {
+  Rig rig(2);
+  RunOutcome out = RunWithFailedOnlines(5, {.iterations = 100}, &rig);
+  EXPECT_EQ(out.stop_reason, "error");
+  EXPECT_EQ(out.ops, 3u);  // the default: 3 in a row
+  EXPECT_EQ(out.message,
+            "cpu1 lost: 3 online writes in a row left it offline (last: Input/output error); "
+            "see the kernel log");
+  EXPECT_EQ(rig.stats.failed_ops(), 3u);
+}
+
+TEST(RunnerTest, ASuccessfulOnlineResetsTheLostCount) {
+  Rig rig(2);
+  RunOutcome out = RunWithFailedOnlines(2, {.iterations = 10, .lost_cpu_after = 3}, &rig);
+  EXPECT_EQ(out.stop_reason, "iterations");
+  EXPECT_EQ(rig.stats.failed_ops(), 2u);
+  EXPECT_EQ(rig.runner->state().count, rig.sim.online_count());
+}
+
+TEST(RunnerTest, LostCpuAfterZeroNeverStops) {
+  Rig rig(2);
+  RunOutcome out = RunWithFailedOnlines(6, {.iterations = 8, .lost_cpu_after = 0}, &rig);
+  EXPECT_EQ(out.stop_reason, "iterations");
+  EXPECT_EQ(rig.stats.failed_ops(), 6u);
+}
+
 TEST(RunnerTest, ASignalStopsTheRun) {
   Rig rig(3);
   static volatile sig_atomic_t stop = SIGTERM;
