@@ -506,6 +506,7 @@ const Field kFaultsFields[] = {
      }},
     {"states", GetFaultStates},
     {"repeats", [](const Value& v, Config* c) { return GetInt(v, 1, 1000, &c->faults.repeats); }},
+    {"allow_unsafe", [](const Value& v, Config* c) { return GetBool(v, &c->faults.allow_unsafe); }},
 };
 
 const Field kTopFields[] = {
@@ -672,7 +673,8 @@ json ConfigToJson(const Config& cfg) {
        {{"rate", cfg.faults.rate},
         {"direction", cfg.faults.direction},
         {"states", cfg.faults.states.empty() ? json("all") : json(cfg.faults.states)},
-        {"repeats", cfg.faults.repeats}}},
+        {"repeats", cfg.faults.repeats},
+        {"allow_unsafe", cfg.faults.allow_unsafe}}},
   };
 }
 

@@ -75,6 +75,7 @@ struct FaultsConfig {
   std::string direction = "both";   // offline | online | both
   std::vector<std::string> states;  // state names; empty: "all" (every failable state)
   int repeats = 2;                  // pattern fault_sweep: injections per state, direction, CPU
+  bool allow_unsafe = false;        // also inject the states after cpu:kick_ap (faults.h)
 };
 
 struct Config {

@@ -44,6 +44,7 @@ FaultOptions FaultOptionsFrom(const Config& cfg, uint64_t seed) {
   o.repeats = cfg.faults.repeats;
   o.seed = seed;
   o.stop_on_error = cfg.stop_on_error;
+  o.allow_unsafe = cfg.faults.allow_unsafe;
   return o;
 }
 
@@ -63,6 +64,12 @@ FaultInjector::Start FaultInjector::Begin(const OnlineState& state, std::string*
     *err = unavailable_;
     return Start::kUnavailable;
   }
+  if (const int kick = table_.Number("cpu:kick_ap"); kick >= 0) {
+    const int bringup = table_.Number("cpu:bringup");
+    for (const auto& [n, name] : table_.by_number)
+      if (n > kick && n <= bringup)
+        unsafe_.push_back(n);
+  }
   if (opts_.states.empty()) {
     for (const auto& [n, name] : table_.by_number)
       wanted_.push_back(n);
@@ -71,6 +78,14 @@ FaultInjector::Start FaultInjector::Begin(const OnlineState& state, std::string*
       int n = table_.Number(name);
       if (n < 0) {
         *err = "/faults/states: no hotplug state named \"" + name + "\" in " + states_path;
+        return Start::kBadInput;
+      }
+      if (opts_.online && !opts_.allow_unsafe &&
+          std::find(unsafe_.begin(), unsafe_.end(), n) != unsafe_.end()) {
+        *err = "/faults/states: \"" + name +
+               "\" fails after cpu:kick_ap has started the CPU, and its rollback relies on the "
+               "CPU being kicked again (this once left a CPU unable to come online until "
+               "reboot): set /faults/allow_unsafe to true to inject it anyway";
         return Start::kBadInput;
       }
       wanted_.push_back(n);
@@ -137,10 +152,16 @@ bool FaultInjector::Probe(int cpu, Direction d, std::string* why) {
       return false;
     }
   }
-  l.candidates = l.armable;
+  for (int n : l.armable) {
+    if (d == Direction::kOnline && !opts_.allow_unsafe &&
+        std::find(unsafe_.begin(), unsafe_.end(), n) != unsafe_.end())
+      l.unsafe.push_back(n);
+    else
+      l.candidates.push_back(n);
+  }
   if (opts_.sweep)
     for (int r = 0; r < opts_.repeats; ++r)
-      l.queue.insert(l.queue.end(), l.armable.begin(), l.armable.end());
+      l.queue.insert(l.queue.end(), l.candidates.begin(), l.candidates.end());
   return true;
 }
 

@@ -30,6 +30,7 @@ nlohmann::json FaultInjector::ReportJson() const {
     j["directions"].push_back("online");
   if (opts_.sweep)
     j["repeats"] = opts_.repeats;
+  j["allow_unsafe"] = opts_.allow_unsafe;
   if (!available_) {
     j["reason"] = unavailable_;
     return j;
@@ -47,14 +48,16 @@ nlohmann::json FaultInjector::ReportJson() const {
     json not_reached = json::array();
     for (int n : l.armable) {
       named.insert(n);
-      if (std::find(l.candidates.begin(), l.candidates.end(), n) == l.candidates.end())
+      if (std::find(l.candidates.begin(), l.candidates.end(), n) == l.candidates.end() &&
+          std::find(l.unsafe.begin(), l.unsafe.end(), n) == l.unsafe.end())
         not_reached.push_back(n);
     }
     learned.push_back({{"cpu", key.first},
                        {"direction", DirectionName(key.second)},
                        {"armable", l.armable},
                        {"refused", std::move(refused)},
-                       {"not_reached", std::move(not_reached)}});
+                       {"not_reached", std::move(not_reached)},
+                       {"skipped_unsafe", l.unsafe}});
   }
   FaultCounts total;
   auto add = [](FaultCounts* t, const FaultCounts& c) {
@@ -134,6 +137,18 @@ std::string FaultsSummary(const nlohmann::json& report) {
                   std::to_string(t.value("not_rolled_back", 0)) + " NOT rolled back, " +
                   std::to_string(t.value("not_reached", 0)) +
                   " not reached (no callback in that direction)\n";
+  std::set<int> unsafe;
+  for (const nlohmann::json& l : f["learned"])
+    for (const nlohmann::json& n : l.value("skipped_unsafe", nlohmann::json::array()))
+      unsafe.insert(n.get<int>());
+  if (!unsafe.empty()) {
+    s += "  skipped as unsafe going online (the CPU is already kicked; faults.allow_unsafe "
+         "includes them):";
+    for (int n : unsafe)
+      s += " " + std::to_string(n) + " (" +
+           f["state_names"].value(std::to_string(n), std::string("?")) + ")";
+    s += "\n";
+  }
   for (const nlohmann::json& x : f["failures"])
     s += "  NOT rolled back: cpu" + std::to_string(x.value("cpu", -1)) + " " +
          x.value("direction", std::string()) + " state " + std::to_string(x.value("state", -1)) +

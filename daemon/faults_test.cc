@@ -157,7 +157,9 @@ FaultOptions Sweep(int repeats) {
 }
 
 TEST(FaultSweepTest, InjectsEveryFailableStateBothWaysOnEachCpu) {
-  Rig rig(3, Sweep(2), Pattern::kFaultSweep);
+  FaultOptions o = Sweep(2);
+  o.allow_unsafe = true;  // 83 cpu:bringup too: the sim rolls it back
+  Rig rig(3, o, Pattern::kFaultSweep);
   RunOutcome out = rig.Run(0);
   EXPECT_EQ(out.stop_reason, "schedule_complete") << out.message;
   nlohmann::json r = rig.injector->ReportJson();
@@ -190,6 +192,7 @@ TEST(FaultSweepTest, InjectsEveryFailableStateBothWaysOnEachCpu) {
     EXPECT_EQ(l["armable"].get<std::vector<int>>(), off ? kOfflineArmable : kOnlineArmable);
     EXPECT_TRUE(l["refused"].contains("EINVAL"));
     EXPECT_EQ(l["refused"].size(), 1u);
+    EXPECT_EQ(l["skipped_unsafe"], nlohmann::json::array());
   }
   for (const auto& s : r["states"]) {
     if (s["state"] == 235 && s["direction"] == "offline") {
@@ -203,6 +206,53 @@ TEST(FaultSweepTest, InjectsEveryFailableStateBothWaysOnEachCpu) {
       EXPECT_EQ(s["errnos"]["ok"], 2);
     }
   }
+}
+
+// With cpu:kick_ap in the table (x86 split startup), cpu:bringup fails while
+// the CPU is already kicked: armable, but skipped unless allowed.
+TEST(FaultSweepTest, TheStateAfterKickApIsSkippedUnlessAllowed) {
+  Rig rig(2, Sweep(1), Pattern::kFaultSweep);
+  RunOutcome out = rig.Run(0);
+  EXPECT_EQ(out.stop_reason, "schedule_complete") << out.message;
+  nlohmann::json r = rig.injector->ReportJson();
+  EXPECT_EQ(r["allow_unsafe"], false);
+  for (const auto& l : r["learned"]) {
+    const bool off = l["direction"] == "offline";
+    EXPECT_EQ(l["armable"].get<std::vector<int>>(), off ? kOfflineArmable : kOnlineArmable);
+    EXPECT_EQ(l["skipped_unsafe"], off ? nlohmann::json::array() : nlohmann::json({83}));
+    EXPECT_EQ(l["not_reached"].size(), off ? 2u : 4u);  // 83 is not "not reached"
+  }
+  for (const auto& s : r["states"])
+    EXPECT_NE(s["state"], 83);
+  EXPECT_EQ(r["totals"]["rolled_back"], kOfflineFired.size() + kOnlineFired.size() - 1);
+  EXPECT_EQ(r["totals"]["not_rolled_back"], 0);
+  nlohmann::json report = {{"faults", r}};
+  EXPECT_NE(FaultsSummary(report).find("skipped as unsafe going online (the CPU is already "
+                                       "kicked; faults.allow_unsafe includes them): 83 "
+                                       "(cpu:bringup)\n"),
+            std::string::npos)
+      << FaultsSummary(report);
+}
+
+TEST(FaultInjectorTest, NamingAnUnsafeStateNeedsAllowUnsafe) {
+  SimCpuControl sim(Sim(2), 1);
+  FaultOptions o;
+  o.rate = 0.1;
+  o.states = {"sched:active", "cpu:bringup"};
+  std::string err;
+  FaultInjector refused(&sim, {1}, o);
+  EXPECT_EQ(refused.Begin(AllOnline(2), &err), FaultInjector::Start::kBadInput);
+  EXPECT_EQ(err,
+            "/faults/states: \"cpu:bringup\" fails after cpu:kick_ap has started the CPU, and its "
+            "rollback relies on the CPU being kicked again (this once left a CPU unable to come "
+            "online until reboot): set /faults/allow_unsafe to true to inject it anyway");
+  o.online = false;  // offline only: the kernel refuses 83 while the CPU is up anyway
+  FaultInjector offline_only(&sim, {1}, o);
+  EXPECT_EQ(offline_only.Begin(AllOnline(2), &err), FaultInjector::Start::kOk) << err;
+  o.online = true;
+  o.allow_unsafe = true;
+  FaultInjector allowed(&sim, {1}, o);
+  EXPECT_EQ(allowed.Begin(AllOnline(2), &err), FaultInjector::Start::kOk) << err;
 }
 
 TEST(FaultSweepTest, OneDirectionAndNamedStatesOnly) {
@@ -558,7 +608,7 @@ TEST(FaultsConfigTest, KeysAreCheckedStrictly) {
       {R"({"faults": {"repeats": 0}})",
        "f.json: /faults/repeats: expected an integer from 1 to 1000, got 0"},
       {R"({"faults": {"every": 3}})",
-       "f.json: /faults/every: unknown key (known keys: rate, direction, states, repeats)"},
+       "f.json: /faults/every: unknown key (known keys: rate, direction, states, repeats, allow_unsafe)"},
       {R"({"faults": 1})", "f.json: /faults: expected a JSON object, got 1"},
   };
   for (const auto& [doc, want] : bad) {
