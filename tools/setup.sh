@@ -50,6 +50,14 @@ if [ "$mode" = run ]; then
   exec build/cpuhp-stress run
 fi
 
+# The tests must leave every CPU as they found it; a CPU that was already
+# offline (say, one the kernel can no longer bring up) is reported, and the
+# real-CPU tests skip with the reason (tests/integration/real_cpu_gate.py).
+online_at_start=$(cat /sys/devices/system/cpu/online)
+present=$(cat /sys/devices/system/cpu/present)
+if [ "$online_at_start" != "$present" ]; then
+  echo "tools/setup.sh: WARNING: CPUs offline before the tests: online $online_at_start, present $present" >&2
+fi
 mkdir -p build build-asan build-fuzz
 build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 build build-asan -DCMAKE_BUILD_TYPE=Debug -DCPUHP_SANITIZE=ON -DCPUHP_BENCH=OFF
@@ -62,9 +70,12 @@ for dir in build build-asan build-fuzz; do
     ctest --test-dir "$dir" --output-on-failure -j "$jobs" || status=1
 done
 online=$(cat /sys/devices/system/cpu/online)
-present=$(cat /sys/devices/system/cpu/present)
-if [ "$online" != "$present" ]; then
-  echo "tools/setup.sh: CPUs left offline after the tests: online $online, present $present" >&2
+cpus() {  # expands a kernel CPU list (0-3,5) into one number per line
+  tr ',' '\n' <<< "$1" | while IFS=- read -r a b; do [ -n "$a" ] && seq "$a" "${b:-$a}"; done
+}
+left=$(comm -23 <(cpus "$online_at_start" | sort) <(cpus "$online" | sort) | tr '\n' ' ')
+if [ -n "$left" ]; then
+  echo "tools/setup.sh: CPUs left offline by the tests: $left(online $online_at_start before, $online after)" >&2
   status=1
 fi
 exit $status
