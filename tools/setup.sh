@@ -25,7 +25,8 @@ done
 # daemon's libraries come from those architectures' package indexes
 # (apt-get download into a cache, never installed).
 for a in arm64 ppc64el; do
-  dpkg --print-foreign-architectures | grep -qx "$a" && continue
+  # (not a pipe into grep -q: with pipefail, dpkg's SIGPIPE read as "absent")
+  grep -qx "$a" <<< "$(dpkg --print-foreign-architectures)" && continue
   dpkg --add-architecture "$a" && foreign_added=1
 done
 if [ -n "${foreign_added:-}" ]; then
