@@ -15,14 +15,9 @@ writable online file the test itself decides (it skips with its own reason).
 import os
 import sys
 
-SYS = "/sys/devices/system/cpu"
-CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
+from cpuhp_testlib import CPU, SYS, read
+
 VERDICT = f"/run/cpuhp-stress-cpu{CPU}-unusable"
-
-
-def read(path):
-    with open(path) as f:
-        return f.read().strip()
 
 
 def unusable_reason():
