@@ -285,7 +285,8 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
                 oplog.is_open() ? &oplog : nullptr,
                 RunLimits{cfg.iterations, cfg.duration_ns, cfg.stop_on_error, cfg.interval_ns,
                           static_cast<uint32_t>(cfg.lost_cpu_after)});
-  auto interim_report = [&] {
+  // What an interim report and the final one share, as of now.
+  auto report_inputs = [&] {
     ReportInputs in;
     in.config = ConfigToJson(cfg);
     in.host = CollectHostInfo(topo);
@@ -300,9 +301,13 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
     in.stats = &stats;
     in.first_errors = runner.first_errors();
     in.first_errors_dropped = runner.first_errors_dropped();
+    in.max_rss_kib = MaxRssKib();
+    return in;
+  };
+  auto interim_report = [&] {
+    ReportInputs in = report_inputs();
     in.timing_sources = source_reports;
     in.interim = true;
-    in.max_rss_kib = MaxRssKib();
     nlohmann::json r = BuildReport(in);
     r["soak"] = soak.ReportJson();
     return r;
@@ -352,25 +357,12 @@ int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FIL
   else if (outcome.stop_reason == "signal")
     spdlog::warn("run stopped by {}", outcome.message);
 
-  ReportInputs in;
-  in.config = ConfigToJson(cfg);
-  in.host = CollectHostInfo(topo);
-  in.cpus = {{"selected", FormatCpuList(selected)},
-             {"backend", ctl->Describe()},
-             {"topology", TopologyToJson(topo)},
-             {"schedule", schedule->Describe()}};
-  in.seed = seed;
-  in.started_at = started_at;
-  in.ended_at = FormatUtc(RealtimeNs());
+  ReportInputs in = report_inputs();
   in.elapsed_ns = elapsed_ns;
   in.stop_reason = outcome.stop_reason;
   in.stop_message = outcome.message;
-  in.stats = &stats;
-  in.first_errors = runner.first_errors();
-  in.first_errors_dropped = runner.first_errors_dropped();
   in.timing_sources = std::move(source_reports);
   in.restore = restored.ToJson(topo.online);
-  in.max_rss_kib = MaxRssKib();
   nlohmann::json report = BuildReport(in);
   report["soak"] = soak.ReportJson();
   if (faults) {

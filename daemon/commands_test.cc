@@ -15,55 +15,24 @@
 
 #include "fake_sysfs.h"
 #include "restore.h"
+#include "run_command_fixture.h"
 
 namespace cpuhp {
 namespace {
 
 volatile sig_atomic_t g_no_stop = 0;
 
-class CommandsTest : public ::testing::Test {
+class CommandsTest : public RunCommandFixture {
  protected:
+  CommandsTest() : RunCommandFixture("cpuhp-cmd") {}
   void SetUp() override {
-    char tmpl[] = "/tmp/cpuhp-cmd.XXXXXX";
-    dir_ = mkdtemp(tmpl);
+    RunCommandFixture::SetUp();
     cfg_.sysfs_root = fs_.root();
     cfg_.state_dir = dir_ + "/state";
-    cfg_.report = dir_ + "/report.json";
-    cfg_.progress = ProgressMode::kNever;
     cfg_.seed = 7;
-    out_ = std::tmpfile();
-  }
-  void TearDown() override {
-    std::fclose(out_);
-    std::filesystem::remove_all(dir_);
-  }
-  std::string Output() {
-    std::rewind(out_);
-    std::string s;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), out_)) > 0)
-      s.append(buf, n);
-    return s;
-  }
-  nlohmann::json Report() {
-    std::ifstream f(cfg_.report);
-    return nlohmann::json::parse(f);
-  }
-  bool ReportExists() { return std::filesystem::exists(cfg_.report); }
-  // Exit status of the schema validator on the report (77: no jsonschema).
-  int ReportValidates() {
-    std::string cmd = std::string("/usr/bin/python3 ") + CPUHP_SOURCE_DIR +
-                      "/tests/validate_report.py " + CPUHP_SOURCE_DIR +
-                      "/daemon/schema/report.schema.json " + cfg_.report + " > /dev/null";
-    int rc = std::system(cmd.c_str());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   }
 
   FakeSysfs fs_{4};
-  std::string dir_;
-  Config cfg_;
-  std::FILE* out_;
 };
 
 TEST_F(CommandsTest, RunWritesAReportAndRestoresTheMask) {

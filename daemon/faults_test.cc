@@ -17,6 +17,7 @@
 #include "commands.h"
 #include "fake_sysfs.h"
 #include "restore.h"
+#include "run_command_fixture.h"
 #include "sim_cpu_control.h"
 
 namespace cpuhp {
@@ -466,51 +467,24 @@ TEST(SysfsFailTest, StateFileRecordsThatFailMayBeArmed) {
 
 // RunCommand end to end on the sim backend: exit code, report (validated
 // against the schema, failures included) and the summary line.
-class FaultsCommandTest : public ::testing::Test {
+class FaultsCommandTest : public RunCommandFixture {
  protected:
+  FaultsCommandTest() : RunCommandFixture("cpuhp-faults-cmd") {}
   void SetUp() override {
-    char tmpl[] = "/tmp/cpuhp-faults-cmd.XXXXXX";
-    dir_ = mkdtemp(tmpl);
+    RunCommandFixture::SetUp();
     cfg_.backend = "sim";
     cfg_.sim.cpus = 3;
-    cfg_.report = dir_ + "/report.json";
-    cfg_.progress = ProgressMode::kNever;
     cfg_.seed = 3;
     cfg_.iterations = 0;
     cfg_.pattern = Pattern::kFaultSweep;
     cfg_.faults.states = {"mm/vmstat:online", "sched:active", "cpu:teardown"};
-    out_ = std::tmpfile();
-  }
-  void TearDown() override {
-    std::fclose(out_);
-    std::filesystem::remove_all(dir_);
-  }
-  std::string Output() {
-    std::rewind(out_);
-    std::string s;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), out_)) > 0)
-      s.append(buf, n);
-    return s;
-  }
-  nlohmann::json Report() {
-    std::ifstream f(cfg_.report);
-    return nlohmann::json::parse(f);
   }
   void ExpectValid() {
-    std::string cmd = std::string("/usr/bin/python3 ") + CPUHP_SOURCE_DIR +
-                      "/tests/validate_report.py " + CPUHP_SOURCE_DIR +
-                      "/daemon/schema/report.schema.json " + cfg_.report + " > /dev/null";
-    int rc = std::system(cmd.c_str());
-    rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    int rc = ReportValidates();
     if (rc == 77)
       GTEST_SKIP() << "python3-jsonschema missing";
     EXPECT_EQ(rc, 0) << "report does not validate: " << cfg_.report;
   }
-  std::string dir_;
-  Config cfg_;
-  std::FILE* out_;
 };
 
 TEST_F(FaultsCommandTest, SweepThatRollsBackExitsZero) {
@@ -608,7 +582,8 @@ TEST(FaultsConfigTest, KeysAreCheckedStrictly) {
       {R"({"faults": {"repeats": 0}})",
        "f.json: /faults/repeats: expected an integer from 1 to 1000, got 0"},
       {R"({"faults": {"every": 3}})",
-       "f.json: /faults/every: unknown key (known keys: rate, direction, states, repeats, allow_unsafe)"},
+       "f.json: /faults/every: unknown key (known keys: rate, direction, states, repeats, "
+       "allow_unsafe)"},
       {R"({"faults": 1})", "f.json: /faults: expected a JSON object, got 1"},
   };
   for (const auto& [doc, want] : bad) {
