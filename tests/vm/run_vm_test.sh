@@ -144,7 +144,7 @@ chmod +x "$rd/init"
 (cd "$rd" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"
 
 # --- boot -------------------------------------------------------------------
-log "booting $qemu, $smp vCPUs, $ops operations per run"
+log "booting $qemu (tcg thread=$tcg_thread), $smp vCPUs, $ops operations per run"
 start=$(date +%s)
 set +e
 timeout --foreground -k 5 "${CPUHP_VM_TIMEOUT:-600}" "$qemu" "${qemu_args[@]}" -smp "$smp" -m 1024 \
