@@ -26,6 +26,7 @@ ops=${CPUHP_VM_OPS:-24}
 smp=${CPUHP_VM_SMP:-4}
 pattern=${CPUHP_VM_PATTERN:-roundrobin}   # sweep: one row per online level
 extra=${CPUHP_VM_APPEND:-}                 # e.g. nohz_full=1-15
+tcg_thread=${CPUHP_VM_TCG_THREAD:-multi}    # single: one host thread for all vCPUs (no MTTCG)
 # kmod: guest_init.sh + check_vm_results.py; robust: guest_robust.sh +
 # robust_check.py (issue 7 part 5); trace: guest_trace.sh + trace_check.py
 # (fixture capture, tests/vm/capture_trace_fixture.sh)
@@ -41,17 +42,17 @@ cross=()
 case "$arch" in
 amd64)
   qemu=qemu-system-x86_64; flavour=amd64; console=ttyS0; cc=gcc
-  qemu_args=(-accel tcg,thread=multi -cpu max -device isa-debug-exit,iobase=0xf4,iosize=0x04)
+  qemu_args=(-accel tcg,thread=$tcg_thread -cpu max -device isa-debug-exit,iobase=0xf4,iosize=0x04)
   kimage=vmlinuz ;;
 arm64)
   qemu=qemu-system-aarch64; flavour=arm64; console=ttyAMA0; cc=aarch64-linux-gnu-gcc
   cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
-  qemu_args=(-accel tcg,thread=multi -M virt -cpu cortex-a57)
+  qemu_args=(-accel tcg,thread=$tcg_thread -M virt -cpu cortex-a57)
   kimage=vmlinuz ;;
 ppc64el)
   qemu=qemu-system-ppc64; flavour=powerpc64le; console=hvc0; cc=powerpc64le-linux-gnu-gcc
   cross=(ARCH=powerpc CROSS_COMPILE=powerpc64le-linux-gnu-)
-  qemu_args=(-accel tcg,thread=multi
+  qemu_args=(-accel tcg,thread=$tcg_thread
     -M pseries,x-vof=on,cap-cfpc=broken,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off)
   kimage=vmlinux ;;
 *) log "unsupported arch $arch"; exit 2 ;;
@@ -143,7 +144,7 @@ chmod +x "$rd/init"
 (cd "$rd" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"
 
 # --- boot -------------------------------------------------------------------
-log "booting $qemu, $smp vCPUs, $ops operations per run"
+log "booting $qemu (tcg thread=$tcg_thread), $smp vCPUs, $ops operations per run"
 start=$(date +%s)
 set +e
 timeout --foreground -k 5 "${CPUHP_VM_TIMEOUT:-600}" "$qemu" "${qemu_args[@]}" -smp "$smp" -m 1024 \
