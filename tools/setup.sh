@@ -60,7 +60,7 @@ if [ "$online_at_start" != "$present" ]; then
   echo "tools/setup.sh: WARNING: CPUs offline before the tests: online $online_at_start, present $present" >&2
 fi
 mkdir -p build build-asan build-fuzz
-build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCPUHP_UNIT_TESTS=OFF
 build build-asan -DCMAKE_BUILD_TYPE=Debug -DCPUHP_SANITIZE=ON -DCPUHP_BENCH=OFF
 build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DCPUHP_FUZZ=ON -DCPUHP_TESTS=OFF -DCPUHP_BENCH=OFF
