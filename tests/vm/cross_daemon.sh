@@ -46,9 +46,9 @@ mapfile -t pkgs < <(apt-cache depends --recurse --no-recommends --no-suggests --
 # One apt-cache call: on a loaded machine each call costs seconds.
 mapfile -t versions < <(apt-cache policy "${pkgs[@]}" 2>/dev/null |
   awk '/^[^ ].*:$/ {p = substr($0, 1, length($0) - 1)} /^ *Candidate:/ {print p "=" $2}')
-[ ${#versions[@]} = ${#pkgs[@]} ] && ! printf '%s\n' "${versions[@]}" | grep -q '=(none)$' ||
+[ ${#versions[@]} = ${#pkgs[@]} ] && ! grep -q '=(none)$' <<< "$(printf '%s\n' "${versions[@]}")" ||
   { log "SKIP: no candidate for some of ${pkgs[*]} (apt-get update?)"; exit 77; }
-printf '%s\n' "${versions[@]}" | grep -q "^libspdlog-dev:$arch=" ||
+grep -q "^libspdlog-dev:$arch=" <<< "$(printf '%s\n' "${versions[@]}")" ||
   { log "SKIP: libspdlog-dev:$arch not in the package index (dpkg --add-architecture $arch && apt-get update)"; exit 77; }
 cache=${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}
 key=$(printf '%s\n' sysroot-layout-1 "${versions[@]}" | sha256sum | cut -c1-16)

@@ -65,18 +65,20 @@ if [ "$arch" = amd64 ]; then
   [ -x /bin/busybox ] || skip "busybox-static not installed"
   [ "$daemon" = 0 ] || [ -x "$build/cpuhp-stress" ] || { log "no daemon at $build/cpuhp-stress"; exit 2; }
 fi
-dpkg --print-foreign-architectures | grep -qx "$arch" || [ "$arch" = "$(dpkg --print-architecture)" ] ||
+# (a here-string, not a pipe: under pipefail grep -q's early exit can SIGPIPE
+# dpkg, which writes one line at a time; 2 of 50 checks skipped arm64 so)
+grep -qx "$arch" <<< "$(dpkg --print-foreign-architectures)" || [ "$arch" = "$(dpkg --print-architecture)" ] ||
   skip "dpkg architecture $arch not added (dpkg --add-architecture $arch && apt-get update)"
 
 # --- kernel image and headers, resolved now --------------------------------
 abi_pkg=$(apt-cache depends "linux-image-$flavour:$arch" 2>/dev/null |
-  sed -n "s/^ *Depends: \(linux-image-[0-9][^ :]*-$flavour\)\(:[a-z0-9]*\)\{0,1\}$/\1/p" | head -1)
+  sed -n "s/^ *Depends: \(linux-image-[0-9][^ :]*-$flavour\)\(:[a-z0-9]*\)\{0,1\}$/\1/p" | awk 'NR == 1')
 [ -n "$abi_pkg" ] || skip "cannot resolve linux-image-$flavour (apt-get update?)"
 abi=${abi_pkg#linux-image-}
 abi=${abi%-"$flavour"}
 kver=$(apt-cache policy "$abi_pkg:$arch" | sed -n 's/^ *Candidate: //p')
 kbuild_pkg=$(apt-cache depends "linux-headers-$abi-$flavour:$arch" |
-  sed -n 's/^ *Depends: \(linux-kbuild-[0-9.]*\)\(:[a-z0-9]*\)\{0,1\}$/\1/p' | head -1)
+  sed -n 's/^ *Depends: \(linux-kbuild-[0-9.]*\)\(:[a-z0-9]*\)\{0,1\}$/\1/p' | awk 'NR == 1')
 log "kernel $abi-$flavour ($kver), $kbuild_pkg"
 kroot=$cache/$abi-$flavour
 if [ ! -f "$kroot/.done" ]; then

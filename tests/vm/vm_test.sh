@@ -55,7 +55,7 @@ timeout --foreground -k 5 480 qemu-system-x86_64 -accel tcg,thread=multi -cpu ma
   -nographic -no-reboot -nic none </dev/null > "$console" 2>&1 || true
 echo "vm test: guest ran $(( $(date +%s) - start )) s; console in $console"
 tr -d '\r' < "$console" | sed 's/\x1b\[[0-9;]*[a-zA-Z]//g' | grep '^VMTEST' | tee "$work/vmtest.txt"
-v() { sed -n "s/^VMTEST: .*\b$1=\([^ ]*\).*/\1/p" "$work/vmtest.txt" | head -1; }
+v() { sed -n "s/^VMTEST: .*\b$1=\([^ ]*\).*/\1/p" "$work/vmtest.txt" | awk 'NR == 1'; }
 fail=0
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
 check "guest finished" "grep -q '^VMTEST: done' $work/vmtest.txt"
