@@ -27,6 +27,21 @@ double NiceStep(double lo, double hi, int n) {
   return 10 * p;
 }
 
+// Ticks first, first + step, ... up to last + slack, at most kMaxTicks. Each
+// is first + i * step: adding step to a value it cannot change (1e17 + 2)
+// made the loop endless on a fuzzed report.
+constexpr int kMaxTicks = 64;
+std::vector<double> Ticks(double first, double last, double step, double slack) {
+  std::vector<double> t;
+  for (int i = 0; i < kMaxTicks; ++i) {
+    double v = first + i * step;
+    if (!(v <= last + slack))
+      break;
+    t.push_back(v);
+  }
+  return t;
+}
+
 std::string TickText(double v, double step) {
   int decimals = step >= 1 ? 0 : static_cast<int>(std::ceil(-std::log10(step)));
   return Fmt("%.*f", std::min(decimals, 6), v);
@@ -104,14 +119,14 @@ std::string RenderChart(const Chart& c) {
 
   out += Fmt("<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" class=\"plot\"/>\n", left,
              top, pw, ph);
-  for (double t = ymin; t <= ymax + ystep / 2; t += ystep) {
+  for (double t : Ticks(ymin, ymax, ystep, ystep / 2)) {
     out += Fmt("<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>", left,
                left + pw, YT(t), YT(t));
     std::string text = c.log_y ? Fmt("%g", std::pow(10, t)) : TickText(t, ystep);
     out += Fmt("<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"end\">%s</text>\n",
                left - 6, YT(t) + 4, text.c_str());
   }
-  for (double x = std::ceil(xmin / xstep) * xstep; x <= xmax + xstep / 1e6; x += xstep) {
+  for (double x : Ticks(std::ceil(xmin / xstep) * xstep, xmax, xstep, xstep / 1e6)) {
     out += Fmt("<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" class=\"axis\"/>", X(x), X(x),
                top + ph, top + ph + 5);
     out += Fmt("<text x=\"%.1f\" y=\"%.1f\" class=\"tick\" text-anchor=\"middle\">%s</text>\n",
