@@ -6,33 +6,21 @@ check_vm_results.py CONSOLE_LOG WORK_DIR ARCH SMP [DAEMON]
 DAEMON 0: the guest had no daemon: its checks are skipped (every arch has one now).
 Writes the decoded files into WORK_DIR/out/ and prints one line per check.
 """
-import base64
 import json
 import os
 import re
 import sys
+
+from vmlib import Checks, decode_console
 
 console, work, arch, smp = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 with_daemon = len(sys.argv) < 6 or sys.argv[5] != "0"
 pattern = sys.argv[6] if len(sys.argv) > 6 else "roundrobin"
 text = open(console, errors="replace").read()
 outdir = os.path.join(work, "out")
-os.makedirs(outdir, exist_ok=True)
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
-
-files = {}
-for m in re.finditer(r"==CPUHP== BEGIN (\S+)\n(.*?)==CPUHP== END \1\n", text, re.S):
-    data = base64.b64decode("".join(m.group(2).split()))
-    files[m.group(1)] = data
-    open(os.path.join(outdir, m.group(1)), "wb").write(data)
-status = dict(re.findall(r"==CPUHP== STATUS (\S+) (-?\d+)", text))
+check = Checks()
+failures = check.failures
+files, status = decode_console(text, outdir)
 
 check("==CPUHP== DONE" in text, "guest reached the end of /init")
 steps = ("daemon_nomod", "insmod", "check", "daemon_withmod", "dump", "rmmod", "daemon_nomod2")

@@ -7,32 +7,20 @@ Writes the decoded files into WORK_DIR/out/, prints one line per check and
 the figures (cycles, phase times, drops), and a summary JSON in
 WORK_DIR/out/robust-summary.json. Exit 0 if every check held, else 1.
 """
-import base64
 import json
 import os
 import re
 import sys
 
+from vmlib import Checks, decode_console
+
 console, work, arch, smp, config, qrc = sys.argv[1:7]
 smp = int(smp)
 text = open(console, errors="replace").read()
 outdir = os.path.join(work, "out")
-os.makedirs(outdir, exist_ok=True)
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-
-
-files = {}
-for m in re.finditer(r"==CPUHP== BEGIN (\S+)\n(.*?)==CPUHP== END \1\n", text, re.S):
-    data = base64.b64decode("".join(m.group(2).split()))
-    files[m.group(1)] = data
-    open(os.path.join(outdir, m.group(1)), "wb").write(data)
-status = dict(re.findall(r"==CPUHP== STATUS (\S+) (-?\d+)", text))
+check = Checks()
+failures = check.failures
+files, status = decode_console(text, outdir)
 phases = {}
 for name, edge, t in re.findall(r"==CPUHP== PHASE (\S+) (start|end) ([\d.]+)", text):
     phases.setdefault(name, {})[edge] = float(t)
