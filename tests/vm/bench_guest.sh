@@ -9,20 +9,10 @@
 #     hrtimer: one get_nohz_timer_target call) without and with the module,
 #     the hits counted by the module.
 # Results: daemon reports base64 between markers, loop lines as text.
-export PATH=/bin:/sbin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev 2>/dev/null
-mount -t tmpfs tmp /tmp
+. /bin/guest_lib.sh  # mounts, mark/emit/status, guest_exit
 rounds=${cpuhp_rounds:-4}
 ops=${cpuhp_ops:-16}
 loops=${cpuhp_loops:-20000}
-mark() { echo "==CPUHP== $*"; }
-emit() {  # emit NAME FILE
-	mark "BEGIN $1"
-	base64 "$2"
-	mark "END $1"
-}
 mark "guest up: online $(cat /sys/devices/system/cpu/online) kernel $(cat /proc/sys/kernel/osrelease) cmdline $(cat /proc/cmdline)"
 printf '{"kmod": {"enabled": true, "device": "/dev/cpuhp_probe"}}\n' > /tmp/kmod.json
 
@@ -57,6 +47,4 @@ while [ "$i" -le "$rounds" ]; do
 done
 mark "online at end $(cat /sys/devices/system/cpu/online)"
 mark "DONE"
-sync
-[ -e /dev/port ] && printf '\000' | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
-poweroff -f
+guest_exit

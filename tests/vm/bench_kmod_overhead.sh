@@ -5,7 +5,9 @@
 #   tests/vm/bench_kmod_overhead.sh ARCH BUILD_DIR [SRC_DIR]
 #     env: CPUHP_BENCH_ROUNDS (4), CPUHP_BENCH_OPS (16 operations per daemon
 #          run), CPUHP_BENCH_LOOPS (20000 nanosleeps), CPUHP_VM_SMP (4),
-#          CPUHP_VM_APPEND (extra kernel command line, e.g. nohz_full=1-3)
+#          CPUHP_VM_APPEND (extra kernel command line, e.g. nohz_full=1-3),
+#          CPUHP_VM_TCG_THREAD (single: all vCPUs on one host thread, the
+#          default, steadier on a loaded host; multi: MTTCG)
 #
 # Reuses the initramfs of a tests/vm/run_vm_test.sh run (module, daemon,
 # libraries; made first if missing) with tests/vm/bench_guest.sh as /init,
@@ -20,18 +22,19 @@ arch=${1:?usage: bench_kmod_overhead.sh ARCH BUILD_DIR [SRC_DIR]}
 build=$(realpath "${2:?usage: bench_kmod_overhead.sh ARCH BUILD_DIR [SRC_DIR]}")
 src=$(realpath "${3:-$(dirname "$0")/../..}")
 smp=${CPUHP_VM_SMP:-4}
+tcg_thread=${CPUHP_VM_TCG_THREAD:-single}
 work=$build/vm-$arch
 bench=$build/vm-bench-$arch
 case "$arch" in
 amd64)
   qemu=qemu-system-x86_64; flavour=amd64; cc=gcc; console=ttyS0; kimage=vmlinuz
-  qemu_args=(-accel tcg,thread=multi -cpu max -device isa-debug-exit,iobase=0xf4,iosize=0x04) ;;
+  qemu_args=(-accel tcg,thread=$tcg_thread -cpu max -device isa-debug-exit,iobase=0xf4,iosize=0x04) ;;
 arm64)
   qemu=qemu-system-aarch64; flavour=arm64; cc=aarch64-linux-gnu-gcc; console=ttyAMA0; kimage=vmlinuz
-  qemu_args=(-accel tcg,thread=multi -M virt -cpu cortex-a57) ;;
+  qemu_args=(-accel tcg,thread=$tcg_thread -M virt -cpu cortex-a57) ;;
 ppc64el)
   qemu=qemu-system-ppc64; flavour=powerpc64le; cc=powerpc64le-linux-gnu-gcc; console=hvc0; kimage=vmlinux
-  qemu_args=(-accel tcg,thread=multi
+  qemu_args=(-accel tcg,thread=$tcg_thread
     -M pseries,x-vof=on,cap-cfpc=broken,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off) ;;
 *) echo "bench: unsupported arch $arch" >&2; exit 2 ;;
 esac
@@ -44,6 +47,7 @@ kernel=$build/vm-cache/$abi/root/boot/$kimage-$abi
 [ -f "$kernel" ] || { echo "bench: kernel $kernel not found" >&2; exit 1; }
 rm -rf "$bench" && mkdir -p "$bench/rd"
 (cd "$bench/rd" && gzip -dc "$work/initramfs.cpio.gz" | cpio -id --quiet)
+cp "$src/tests/vm/guest_lib.sh" "$bench/rd/bin/guest_lib.sh"
 cp "$src/tests/vm/bench_guest.sh" "$bench/rd/init" && chmod +x "$bench/rd/init"
 # This tree's reader (sleeploopcpu), whatever the test run packed.
 "$cc" -static -O2 -Wall -Wextra -Werror -o "$bench/rd/bin/cpuhp_probe_dump" "$src/tests/vm/cpuhp_probe_dump.c"

@@ -4,20 +4,9 @@
 # serial console between "==CPUHP== BEGIN <name>" / "==CPUHP== END <name>"
 # markers (base64 for files); tests/vm/check_vm_results.py reads them.
 # cpuhp_ops=N on the kernel command line reaches us as $cpuhp_ops.
-export PATH=/bin:/sbin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev 2>/dev/null
-mount -t tmpfs tmp /tmp
+. /bin/guest_lib.sh  # mounts, mark/emit/status, guest_exit
 ops=${cpuhp_ops:-24}
 pattern=${cpuhp_pattern:-roundrobin}
-mark() { echo "==CPUHP== $*"; }
-emit() {  # emit NAME FILE
-	mark "BEGIN $1"
-	base64 "$2"
-	mark "END $1"
-}
-status() { mark "STATUS $1 $2"; }
 
 mark "guest up: online $(cat /sys/devices/system/cpu/online) kernel $(cat /proc/sys/kernel/osrelease)"
 run_daemon() {  # run_daemon NAME [config]
@@ -78,7 +67,4 @@ mark "online at end $(cat /sys/devices/system/cpu/online)"
 dmesg > /tmp/dmesg.txt
 emit dmesg /tmp/dmesg.txt
 mark "DONE"
-sync
-# isa-debug-exit: QEMU exits (v << 1) | 1; the host decides pass/fail.
-printf '\000' | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
-poweroff -f
+guest_exit

@@ -8,24 +8,18 @@
 # site) while cpuhp_probe_torture toggles CPUs. kpl_mode=function uses the
 # function tracer on kpl_fn instead of a kretprobe. kprobe_loop_check.py
 # reads the console.
-export PATH=/bin:/sbin
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev 2>/dev/null
-mount -t tmpfs tmp /tmp
+. /bin/guest_lib.sh  # mounts, mark/emit/status, guest_exit
 mount -t tracefs nodev /sys/kernel/tracing
 mount -t debugfs nodev /sys/kernel/debug
 n=${kpl_n:-2000}
 fn=${kpl_fn:-get_nohz_timer_target}
 mode=${kpl_mode:-kretprobe}
 T=/sys/kernel/tracing
-up() { cut -d' ' -f1 /proc/uptime; }
 echo "==CPUHP== guest up: online $(cat /sys/devices/system/cpu/online) kernel $(cat /proc/sys/kernel/osrelease) n=$n fn=$fn mode=$mode"
 rm -f /tmp/stop
 /bin/cpuhp_probe_torture toggle /tmp/stop "${cpuhp_toggle_pause_ms:-100}" > /tmp/toggle.json &
 tpid=$!
-start=$(up)
+start=$(uptime_s)
 i=0
 while [ $i -lt "$n" ]; do
 	if [ "$mode" = function ]; then
@@ -40,13 +34,11 @@ while [ $i -lt "$n" ]; do
 		echo "-:kpl" >> $T/kprobe_events
 	fi
 	i=$((i + 1))
-	[ $((i % 25)) = 0 ] && echo "==CPUHP== loop $i $(up)"
+	[ $((i % 25)) = 0 ] && echo "==CPUHP== loop $i $(uptime_s)"
 done
 touch /tmp/stop
 wait $tpid
-echo "==CPUHP== loop done $i from $start to $(up)"
+echo "==CPUHP== loop done $i from $start to $(uptime_s)"
 echo "==CPUHP== online at end $(cat /sys/devices/system/cpu/online)"
 echo "==CPUHP== DONE"
-sync
-printf '\000' | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
-poweroff -f
+guest_exit

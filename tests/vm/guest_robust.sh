@@ -9,26 +9,13 @@
 #   4. delete_module with the device open, then after close
 # Results go to the serial console base64 between "==CPUHP== BEGIN/END"
 # markers; tests/vm/robust_check.py asserts on them and on dmesg.
-export PATH=/bin:/sbin
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev 2>/dev/null
-mount -t tmpfs tmp /tmp
+. /bin/guest_lib.sh  # mounts, mark/emit/status, guest_exit
 cycles=${cpuhp_cycles:-200}
 budget_s=${cpuhp_cycles_budget_s:-240}  # the cycles phase stops there (and says so)
 pause_ms=${cpuhp_toggle_pause_ms:-100}  # between two hotplug writes of the toggler
 readers_s=${cpuhp_readers_s:-20}
 T=/bin/cpuhp_probe_torture
 KO=/bin/cpuhp_probe.ko
-mark() { echo "==CPUHP== $*"; }
-emit() {  # emit NAME FILE
-	mark "BEGIN $1"
-	base64 "$2"
-	mark "END $1"
-}
-status() { mark "STATUS $1 $2"; }
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
 toggle_start() { rm -f /tmp/stop; $T toggle /tmp/stop "$pause_ms" > "/tmp/toggle-$1.json" & tpid=$!; }
 toggle_stop() { touch /tmp/stop; wait $tpid; status "toggle_$1" $?; emit "toggle-$1.json" "/tmp/toggle-$1.json"; }
 
@@ -69,6 +56,4 @@ mark "online at end $(cat /sys/devices/system/cpu/online)"
 dmesg > /tmp/dmesg.txt
 emit dmesg /tmp/dmesg.txt
 mark "DONE"
-sync
-printf '\000' | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
-poweroff -f
+guest_exit

@@ -6,20 +6,9 @@
 # enabled in a tracefs instance (trace_clock mono, as the daemon's source
 # uses), then the trace, hotplug/states, the operations' CLOCK_MONOTONIC
 # times and the kernel version go out base64 between "==CPUHP==" markers.
-export PATH=/bin:/sbin
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev 2>/dev/null
-mount -t tmpfs tmp /tmp
+. /bin/guest_lib.sh  # mounts, mark/emit/status, guest_exit
 mount -t tracefs tracefs /sys/kernel/tracing
 cpu=${cpuhp_trace_cpu:-1}
-mark() { echo "==CPUHP== $*"; }
-emit() {  # emit NAME FILE
-	mark "BEGIN $1"
-	base64 "$2"
-	mark "END $1"
-}
 mark "guest up: online $(cat /sys/devices/system/cpu/online) kernel $(cat /proc/sys/kernel/osrelease)"
 i=/sys/kernel/tracing/instances/cpuhp-stress
 mkdir "$i"
@@ -44,6 +33,4 @@ emit ops /tmp/ops.jsonl
 emit version /tmp/version.txt
 rmdir "$i"
 mark "DONE"
-sync
-[ -e /dev/port ] && printf '\000' | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
-poweroff -f
+guest_exit

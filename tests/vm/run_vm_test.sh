@@ -136,6 +136,7 @@ if [ "$daemon" = 1 ]; then
   done
   fi
 fi
+cp "$src/tests/vm/guest_lib.sh" "$rd/bin/guest_lib.sh"
 cp "$src/tests/vm/guest_init.sh" "$rd/init"
 if [ "$mode" != kmod ]; then
   cp "$src/tests/vm/guest_$mode.sh" "$rd/init"
