@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Host-side asserts on the real-hotplug guest (tests/vm/guest_real.sh).
+
+real_check.py CONSOLE_LOG WORK_DIR TESTS QEMU_RC
+TESTS is the comma list the guest ran. Every test must have exited 0 (a
+skip, 77, is a failure here: the guest kernel has everything they need),
+every CPU must be online and no hotplug/fail armed after each one, and the
+guest's kernel log must hold no WARNING, BUG, Oops or lockup. Prints one line
+per check, each test's summary line and time. Exit 0 if all held, else 1.
+
+One kernel warning is expected and counted, not failed: kill_anywhere's
+SIGKILL can land while the daemon is inside mkdir of its tracefs instance.
+__rb_allocate_pages() then stops on fatal_signal_pending() and returns
+-ENOMEM, and trace_rb_cpu_prepare() WARNs "failed to allocate ring buffer on
+CPU n". That is the kernel's (6.12.117), not ours: the same guest kernel
+gives 40 such WARNs for 265 SIGKILLed busybox `mkdir instances/rN`, with no
+cpuhp-stress and no hotplug involved. It is accepted only with that message,
+at trace_rb_cpu_prepare, in a process named cpuhp-stress; any other warning
+fails the check.
+"""
+import os
+import re
+import sys
+
+from vmlib import Checks, decode_console
+
+console, work, tests, qrc = sys.argv[1:5]
+text = open(console, errors="replace").read()
+check = Checks()
+files, status = decode_console(text, os.path.join(work, "out"))
+
+m = re.search(r"==CPUHP== guest up: online (\S+) kernel (\S+)", text)
+check(m is not None, "guest booted and ran /init")
+all_online = m.group(1) if m else None
+if m:
+    print(f"guest kernel {m.group(2)}, online {all_online}")
+states = files.get("states.txt", b"").decode()
+check("cpu:bringup" in states, "hotplug/states read in the guest")
+if "cpu:kick_ap" in states:
+    print("guest kernel has x86 split startup (cpu:kick_ap): faults.allow_unsafe applies")
+times = {name: (float(a), float(b)) for name, a, b in re.findall(
+    r"==CPUHP== TEST (\S+) start ([\d.]+)\n.*?==CPUHP== TEST \1 end ([\d.]+)", text, re.S)}
+for t in tests.split(","):
+    rc = status.get(t)
+    took = times.get(t)
+    check(rc == "0", f"{t} exited 0 in the guest (got {rc})"
+          + (f", {took[1] - took[0]:.0f} s" if took else ""))
+    # The test's own summary lines (figures: injections, kills, rollbacks).
+    block = re.search(rf"==CPUHP== TEST {re.escape(t)} start .*?\n(.*?)==CPUHP== TEST {re.escape(t)} end",
+                      text, re.S)
+    if block:
+        for line in block.group(1).splitlines():
+            if re.match(r"(sweep:|\d+ kills|\d+ kills of|\d+ passed|Ran \d+|OK|FAILED|SKIPPED)", line):
+                print(f"    {t}: {line}")
+    after = re.search(rf"==CPUHP== after {re.escape(t)}: online (\S+) fail (.*)", text)
+    check(after is not None and after.group(1) == all_online,
+          f"after {t}: online {after.group(1) if after else None} (want {all_online})")
+    check(after is not None and set(after.group(2).split()) == {"-1"},
+          f"after {t}: no hotplug/fail armed ({after.group(2).strip() if after else None})")
+end = re.search(r"==CPUHP== online at end (\S+)", text)
+check(end is not None and end.group(1) == all_online, "every CPU online at the end")
+dmesg = files.get("dmesg", b"").decode(errors="replace")
+check(bool(dmesg), "guest kernel log captured")
+lines = dmesg.splitlines()
+known = []
+for i, line in enumerate(lines):
+    # The one kernel warning the kills themselves cause (see above): the
+    # message line, then the WARNING in trace_rb_cpu_prepare of the very
+    # process a test SIGKILLed (the daemon creating its instance).
+    if (re.search(r"WARNING: CPU: \d+ PID: \d+ at kernel/trace/ring_buffer.c:\d+ trace_rb_cpu_prepare", line)
+            and i > 0 and "failed to allocate ring buffer on CPU" in lines[i - 1]
+            and any(re.search(r"Comm: cpuhp-stress ", n) for n in lines[i + 1:i + 3])):
+        known.append(i)
+if known:
+    print(f"known kernel warning, {len(known)}x: ring buffer allocation of a tracefs instance "
+          f"aborted by a test's SIGKILL of the daemon (trace_rb_cpu_prepare WARNs on it)")
+# health_test.py writes this line to /dev/kmsg itself (its injected warning).
+injected = [i for i, line in enumerate(lines) if line.endswith("] WARNING: cpuhp-stress test line")]
+if injected:
+    print(f"{len(injected)} warning lines written by health_test.py itself (/dev/kmsg)")
+known += injected
+bad = [line for i, line in enumerate(lines) if i not in known
+       and re.search(r"WARNING:|BUG:|Oops|general protection|soft lockup|hard LOCKUP|hung_task|"
+                     r"rcu: INFO|stall", line)]
+check(not bad, f"no other WARNING/BUG/Oops/lockup in the guest log ({bad[:3]})")
+check("==CPUHP== DONE" in text, "guest reached the end of /init")
+print(f"qemu exit {qrc}")
+if check.failures:
+    print(f"{len(check.failures)} checks failed; console: {console}")
+    sys.exit(1)
+print("all checks passed")

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The real-CPU tests in a disposable guest whose kernel has cpuN/hotplug/fail:
+#
+#   tests/vm/run_real_guest.sh BUILD_DIR SRC_DIR TEST[,TEST...]
+#
+# Fault injection is the one part of the suite that can break the machine it
+# runs on: on this lab's 6.18-fc host an injected online once left cpu1 unable
+# to come back until reboot. Here the same test files as on the host
+# (faults_test.py, kill_anywhere_test.py, ...) run unchanged inside a QEMU
+# guest (TCG, one thread) booted from tests/vm/build_guest_kernel.sh's 6.12
+# kernel, against the guest's cpu1. The initramfs holds busybox, the host's
+# python3 with the stdlib and jsonschema (for validate_report.py), the daemon
+# (BUILD_DIR/cpuhp-stress) with its shared libraries, and the tests, configs
+# and report schema of SRC_DIR. tests/vm/real_check.py asserts on the console.
+# Environment: CPUHP_VM_SMP (default 2), CPUHP_VM_TIMEOUT (s, default 1500),
+# CPUHP_VM_KILLS (kill_anywhere's kill count, default 50), CPUHP_VM_KERNEL
+# (an x86-64 bzImage to boot instead, e.g. a patched kernel under test: it
+# needs SMP, HOTPLUG_CPU, CPU_HOTPLUG_STATE_CONTROL, 8250 console, initramfs).
+# Exit 0 pass, 1 fail, 77 skip (not root, no qemu/busybox, no kernel).
+set -euo pipefail
+build=$(realpath "${1:?usage: run_real_guest.sh BUILD_DIR SRC_DIR TESTS}")
+src=$(realpath "${2:?usage: run_real_guest.sh BUILD_DIR SRC_DIR TESTS}")
+tests=${3:?usage: run_real_guest.sh BUILD_DIR SRC_DIR TESTS}
+smp=${CPUHP_VM_SMP:-2}
+work=$build/vm-real
+log() { echo "run_real_guest: $*" >&2; }
+skip() { log "SKIP: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root (CPU hotplug in the guest is run as root in CI)"
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (tools/setup.sh installs qemu-system-x86)"
+[ -x /bin/busybox ] || skip "busybox-static not installed"
+py=$(readlink -f /usr/bin/python3)
+pyver=$(basename "$py")
+[ -d "/usr/lib/$pyver" ] || skip "no /usr/lib/$pyver for $py"
+[ -x "$build/cpuhp-stress" ] || { log "no daemon at $build/cpuhp-stress"; exit 2; }
+rc=0
+kernel=${CPUHP_VM_KERNEL:-}
+if [ -z "$kernel" ]; then
+  kernel=$(bash "$src/tests/vm/build_guest_kernel.sh") || rc=$?
+  [ $rc = 77 ] && skip "cannot build the guest kernel (see above)"
+  [ $rc = 0 ] || { log "building the guest kernel failed"; exit 1; }
+fi
+[ -f "$kernel" ] || { log "CPUHP_VM_KERNEL=$kernel: no such file"; exit 2; }
+
+rm -rf "$work" && mkdir -p "$work"
+rd=$work/initramfs
+mkdir -p "$rd"/{bin,sbin,proc,sys,dev,tmp,run,usr/bin,opt/cpuhp/build,opt/cpuhp/src}
+cp /bin/busybox "$rd/bin/busybox"
+for t in $(/bin/busybox --list); do [ "$t" = busybox ] || ln -s busybox "$rd/bin/$t"; done
+mknod -m 600 "$rd/dev/console" c 5 1
+copy_libs() {  # the shared libraries (and loader) ELF files $@ need
+  ldd "$@" 2>/dev/null | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | sort -u | while read -r lib; do
+    [ -e "$rd$lib" ] || { mkdir -p "$rd$(dirname "$lib")" && cp -L "$lib" "$rd$lib"; }
+  done
+}
+# python3 and its stdlib, without what no test imports (tests, GUI, 2to3).
+cp "$py" "$rd/usr/bin/python3"
+mkdir -p "$rd/usr/lib/$pyver"
+tar -C "/usr/lib/$pyver" --exclude=./test --exclude=./idlelib --exclude=./tkinter \
+  --exclude=./lib2to3 --exclude=./ensurepip --exclude=./pydoc_data --exclude=./config-\* \
+  --exclude=./site-packages -cf - . | tar -C "$rd/usr/lib/$pyver" -xf -
+copy_libs "$py" "/usr/lib/$pyver"/lib-dynload/*.so
+# jsonschema and what it imports: the packages it loads here, found by asking.
+dist=/usr/lib/python3/dist-packages
+mkdir -p "$rd$dist"
+/usr/bin/python3 -S -c "
+import sys; sys.path.append('$dist'); import jsonschema
+for m in sys.modules.values():
+    f = getattr(m, '__file__', None) or ''
+    if f.startswith('$dist/'):
+        print(f[len('$dist/'):].split('/')[0])" | sort -u | while read -r top; do
+  cp -a "$dist/$top" "$rd$dist/"
+  case "$top" in *.so) copy_libs "$dist/$top" ;; esac
+done
+# The daemon and the repository parts the tests read.
+cp "$build/cpuhp-stress" "$rd/opt/cpuhp/build/"
+copy_libs "$build/cpuhp-stress"
+mkdir -p "$rd/opt/cpuhp/src/daemon"
+cp -r "$src/tests" "$src/configs" "$rd/opt/cpuhp/src/"
+cp -r "$src/daemon/schema" "$rd/opt/cpuhp/src/daemon/"
+rm -rf "$rd/opt/cpuhp/src/tests/fixtures" "$rd/opt/cpuhp/src/tests/vm"
+find "$rd/opt/cpuhp/src" -name __pycache__ -prune -exec rm -rf {} +
+cp "$src/tests/vm/guest_lib.sh" "$rd/bin/guest_lib.sh"
+cp "$src/tests/vm/guest_real.sh" "$rd/init" && chmod +x "$rd/init"
+(cd "$rd" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"
+log "initramfs $(du -m "$work/initramfs.cpio.gz" | cut -f1) MiB (packed); kernel $kernel"
+
+log "booting qemu-system-x86_64 (tcg, one thread), $smp vCPUs: $tests"
+start=$(date +%s)
+set +e
+timeout --foreground -k 5 "${CPUHP_VM_TIMEOUT:-1500}" qemu-system-x86_64 -accel tcg,thread=single \
+  -cpu max -smp "$smp" -m 1536 -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
+  -append "console=ttyS0 panic=-1 log_buf_len=4M cpuhp_tests=$tests cpuhp_kills=${CPUHP_VM_KILLS:-50}" \
+  -nographic -no-reboot -nic none </dev/null >"$work/console.raw" 2>&1 &
+qpid=$!
+trap 'kill "$qpid" 2>/dev/null' EXIT
+# Everything is on the console once the guest prints DONE; should QEMU still
+# run 30 s later (a guest that halted instead of leaving), stop it.
+while kill -0 "$qpid" 2>/dev/null; do
+  if grep -q "==CPUHP== DONE" "$work/console.raw" 2>/dev/null; then
+    for _ in $(seq 30); do kill -0 "$qpid" 2>/dev/null || break; sleep 1; done
+    kill -0 "$qpid" 2>/dev/null && { log "guest printed DONE, QEMU still up 30 s later: stopping it"; kill "$qpid"; }
+    break
+  fi
+  sleep 1
+done
+wait "$qpid"
+qrc=$?
+trap - EXIT
+set -e
+tr -d '\r' <"$work/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >"$work/console.log"
+log "guest exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
+exec python3 "$src/tests/vm/real_check.py" "$work/console.log" "$work" "$tests" "$qrc"
