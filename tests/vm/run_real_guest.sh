@@ -25,6 +25,8 @@ tests=${3:?usage: run_real_guest.sh BUILD_DIR SRC_DIR TESTS}
 smp=${CPUHP_VM_SMP:-2}
 work=$build/vm-real
 log() { echo "run_real_guest: $*" >&2; }
+# shellcheck source=tests/vm/host_lib.sh
+. "$src/tests/vm/host_lib.sh"
 skip() { log "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root (CPU hotplug in the guest is run as root in CI)"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (tools/setup.sh installs qemu-system-x86)"
@@ -87,27 +89,9 @@ log "initramfs $(du -m "$work/initramfs.cpio.gz" | cut -f1) MiB (packed); kernel
 
 log "booting qemu-system-x86_64 (tcg, one thread), $smp vCPUs: $tests"
 start=$(date +%s)
-set +e
-timeout --foreground -k 5 "${CPUHP_VM_TIMEOUT:-1500}" qemu-system-x86_64 -accel tcg,thread=single \
+boot_guest "$work" "${CPUHP_VM_TIMEOUT:-1500}" qemu-system-x86_64 -accel tcg,thread=single \
   -cpu max -smp "$smp" -m 1536 -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
   -append "console=ttyS0 panic=-1 log_buf_len=4M cpuhp_tests=$tests cpuhp_kills=${CPUHP_VM_KILLS:-50}" \
-  -nographic -no-reboot -nic none </dev/null >"$work/console.raw" 2>&1 &
-qpid=$!
-trap 'kill "$qpid" 2>/dev/null' EXIT
-# Everything is on the console once the guest prints DONE; should QEMU still
-# run 30 s later (a guest that halted instead of leaving), stop it.
-while kill -0 "$qpid" 2>/dev/null; do
-  if grep -q "==CPUHP== DONE" "$work/console.raw" 2>/dev/null; then
-    for _ in $(seq 30); do kill -0 "$qpid" 2>/dev/null || break; sleep 1; done
-    kill -0 "$qpid" 2>/dev/null && { log "guest printed DONE, QEMU still up 30 s later: stopping it"; kill "$qpid"; }
-    break
-  fi
-  sleep 1
-done
-wait "$qpid"
-qrc=$?
-trap - EXIT
-set -e
-tr -d '\r' <"$work/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >"$work/console.log"
+  -nographic -no-reboot -nic none
 log "guest exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
 exec python3 "$src/tests/vm/real_check.py" "$work/console.log" "$work" "$tests" "$qrc"

@@ -36,6 +36,8 @@ cache=$build/vm-cache
 mkdir -p "$work" "$cache"
 log() { echo "run_vm_test[$arch]: $*" >&2; }
 skip() { log "SKIP: $*"; exit 77; }
+# shellcheck source=tests/vm/host_lib.sh
+. "$src/tests/vm/host_lib.sh"
 
 daemon=1
 cross=()
@@ -149,29 +151,10 @@ chmod +x "$rd/init"
 # --- boot -------------------------------------------------------------------
 log "booting $qemu (tcg thread=$tcg_thread), $smp vCPUs, $ops operations per run"
 start=$(date +%s)
-set +e
-timeout --foreground -k 5 "${CPUHP_VM_TIMEOUT:-600}" "$qemu" "${qemu_args[@]}" -smp "$smp" -m 1024 \
+boot_guest "$work" "${CPUHP_VM_TIMEOUT:-600}" "$qemu" "${qemu_args[@]}" -smp "$smp" -m 1024 \
   -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
   -append "console=$console quiet panic=-1 log_buf_len=16M cpuhp_ops=$ops cpuhp_daemon=$daemon cpuhp_pattern=$pattern $extra" \
-  -nographic -no-reboot -nic none </dev/null >"$work/console.raw" 2>&1 &
-qpid=$!
-trap 'kill "$qpid" 2>/dev/null' EXIT
-# Everything is on the console once the guest prints DONE; it then exits
-# through isa-debug-exit / poweroff -f. Should QEMU still run 60 s later
-# (a 16-vCPU TCG guest once never exited), stop it: the results are out.
-while kill -0 "$qpid" 2>/dev/null; do
-  if grep -q "==CPUHP== DONE" "$work/console.raw" 2>/dev/null; then
-    for _ in $(seq 60); do kill -0 "$qpid" 2>/dev/null || break; sleep 1; done
-    kill -0 "$qpid" 2>/dev/null && { log "guest printed DONE, QEMU still up 60 s later: stopping it"; kill "$qpid"; }
-    break
-  fi
-  sleep 1
-done
-wait "$qpid"
-qrc=$?
-trap - EXIT
-set -e
-tr -d '\r' <"$work/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >"$work/console.log"
+  -nographic -no-reboot -nic none
 log "guest exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
 [ "$mode" = kmod ] || exec python3 "$src/tests/vm/${mode}_check.py" "$work/console.log" "$work" \
   "$arch" "$smp" "$kroot/root/boot/config-$abi-$flavour" "$qrc"
