@@ -11,7 +11,7 @@ import os
 import re
 import sys
 
-from vmlib import Checks, decode_console
+from vmlib import Checks, decode_console, kernel_splats
 
 console, work, arch, smp = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 with_daemon = len(sys.argv) < 6 or sys.argv[5] != "0"
@@ -29,9 +29,7 @@ for step in steps if with_daemon else steps[1:3] + steps[4:6]:
 m = re.search(r"==CPUHP== online at end (\S+)", text)
 check(m is not None and m.group(1) == f"0-{smp - 1}", f"all CPUs online at end ({m and m.group(1)})")
 dmesg = files.get("dmesg", b"").decode(errors="replace") + text
-bad = [l for l in dmesg.splitlines() if re.search(r"WARNING: CPU:|cut here \]|BUG:|Oops|Call Trace|kernel panic", l)]
-# A WARN() splat starts "WARNING: CPU: n PID: p at file:line"; plain
-# "WARNING: nvram ..." notices (pseries under VOF) are not kernel warnings.
+bad, _ = kernel_splats(dmesg)
 check(not bad, "no WARN/BUG/Oops in the guest log" + (": " + bad[0] if bad else ""))
 check(b"crw-------" in files.get("devmode", b""), "/dev/cpuhp_probe is mode 0600")
 kver = re.search(r"kernel (\d+)\.(\d+)", text)

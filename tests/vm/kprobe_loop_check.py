@@ -10,13 +10,14 @@ else 1.
 import re
 import sys
 
+from vmlib import kernel_splats
+
 console, work, arch, smp, config, qrc = sys.argv[1:7]
 text = open(console, errors="replace").read()
 loops = [int(m) for m in re.findall(r"==CPUHP== loop (\d+) ", text)]
 done = re.search(r"==CPUHP== loop done (\d+)", text)
 offlines = len(re.findall(r"CPU \d+ is now offline", text))
-bad = [line for line in text.splitlines()
-       if re.search(r"BUG:|Oops|WARNING:|soft lockup|int3: |Kernel panic", line)]
+bad, _ = kernel_splats(text)
 print(f"kprobe_loop[{arch}]: loop reached {done.group(1) if done else (max(loops) if loops else 0)}"
       f"{' (finished)' if done else ' (did not finish)'}, {offlines} CPU offline operations,"
       f" qemu rc {qrc}")

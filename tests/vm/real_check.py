@@ -23,7 +23,7 @@ import os
 import re
 import sys
 
-from vmlib import Checks, decode_console
+from vmlib import Checks, decode_console, kernel_splats
 
 console, work, tests, qrc = sys.argv[1:5]
 text = open(console, errors="replace").read()
@@ -62,27 +62,15 @@ end = re.search(r"==CPUHP== online at end (\S+)", text)
 check(end is not None and end.group(1) == all_online, "every CPU online at the end")
 dmesg = files.get("dmesg", b"").decode(errors="replace")
 check(bool(dmesg), "guest kernel log captured")
-lines = dmesg.splitlines()
-known = []
-for i, line in enumerate(lines):
-    # The one kernel warning the kills themselves cause (see above): the
-    # message line, then the WARNING in trace_rb_cpu_prepare of the very
-    # process a test SIGKILLed (the daemon creating its instance).
-    if (re.search(r"WARNING: CPU: \d+ PID: \d+ at kernel/trace/ring_buffer.c:\d+ trace_rb_cpu_prepare", line)
-            and i > 0 and "failed to allocate ring buffer on CPU" in lines[i - 1]
-            and any(re.search(r"Comm: cpuhp-stress ", n) for n in lines[i + 1:i + 3])):
-        known.append(i)
-if known:
-    print(f"known kernel warning, {len(known)}x: ring buffer allocation of a tracefs instance "
-          f"aborted by a test's SIGKILL of the daemon (trace_rb_cpu_prepare WARNs on it)")
-# health_test.py writes this line to /dev/kmsg itself (its injected warning).
-injected = [i for i, line in enumerate(lines) if line.endswith("] WARNING: cpuhp-stress test line")]
-if injected:
-    print(f"{len(injected)} warning lines written by health_test.py itself (/dev/kmsg)")
-known += injected
-bad = [line for i, line in enumerate(lines) if i not in known
-       and re.search(r"WARNING:|BUG:|Oops|general protection|soft lockup|hard LOCKUP|hung_task|"
-                     r"rcu: INFO|stall", line)]
+bad, known = kernel_splats(dmesg, known=(
+    # The one kernel warning the kills themselves cause (see above), in the
+    # very process a test SIGKILLed (the daemon creating its instance).
+    ("tracefs instance allocation aborted by SIGKILL",
+     (r"failed to allocate ring buffer on CPU",
+      r"WARNING: CPU: \d+ PID: \d+ at kernel/trace/ring_buffer.c:\d+ trace_rb_cpu_prepare",
+      r"Comm: cpuhp-stress ")),))
+for name, n in known.items():
+    print(f"known kernel warning, {n}x: {name} (trace_rb_cpu_prepare WARNs on it)")
 check(not bad, f"no other WARNING/BUG/Oops/lockup in the guest log ({bad[:3]})")
 check("==CPUHP== DONE" in text, "guest reached the end of /init")
 print(f"qemu exit {qrc}")

@@ -12,7 +12,7 @@ import os
 import re
 import sys
 
-from vmlib import Checks, decode_console
+from vmlib import Checks, decode_console, kernel_splats
 
 console, work, arch, smp, config, qrc = sys.argv[1:7]
 smp = int(smp)
@@ -70,12 +70,7 @@ check("lsmod" in files and b"cpuhp_probe" not in files["lsmod"], "module unloade
 
 dmesg = files.get("dmesg", b"").decode(errors="replace")
 check(dmesg != "", "dmesg captured")
-splat = re.compile(r"WARNING: CPU:|cut here \]|BUG:|Oops|Call Trace|kernel panic|KASAN|"
-                   r"UBSAN|possible circular locking|possible recursive locking|"
-                   r"inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|"
-                   r"soft lockup|hard LOCKUP|rcu_sched self-detected stall|"
-                   r"rcu: INFO: rcu_(sched|preempt) detected stalls|list_(add|del) corruption")
-bad = [l for l in (dmesg + text).splitlines() if splat.search(l)]
+bad, _ = kernel_splats(dmesg + "\n" + text)
 check(not bad, "no WARN/BUG/Oops/KASAN/lockdep/RCU splat in the guest log"
       + (": " + bad[0] if bad else ""))
 loads = dmesg.count("probes placed, /dev/cpuhp_probe ready")

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """What the host-side guest checks share: the files and step statuses the
 guest printed on its console (==CPUHP== BEGIN/END base64 blocks, STATUS
-lines), and one "ok"/"FAIL" line per check."""
+lines), one "ok"/"FAIL" line per check, and what counts as a kernel problem
+in a guest log."""
 import base64
 import os
 import re
@@ -27,3 +28,46 @@ class Checks:
         print(("ok   " if ok else "FAIL ") + what)
         if not ok:
             self.failures.append(what)
+
+
+# A kernel problem in a guest log. A WARN() splat starts "WARNING: CPU: n
+# PID: p at file:line": bare "WARNING: ..." lines are notices (pseries under
+# VOF prints "WARNING: nvram ...") or health_test.py's own /dev/kmsg line.
+SPLAT = re.compile(r"WARNING: CPU:|cut here \]|BUG:|Oops|Call Trace|[Kk]ernel panic|"
+                   r"general protection|int3: |KASAN|UBSAN|possible circular locking|"
+                   r"possible recursive locking|inconsistent lock state|suspicious RCU usage|"
+                   r"INFO: task .* blocked|hung_task|soft lockup|hard LOCKUP|"
+                   r"rcu_sched self-detected stall|rcu: INFO: rcu_(sched|preempt) detected stalls|"
+                   r"list_(add|del) corruption")
+
+
+def kernel_splats(log, known=()):
+    """The lines of log that show a kernel problem (SPLAT). known: a tuple of
+    (name, regexes); a whole WARN splat, "[ cut here ]" to "---[ end trace",
+    that every regex of one entry matches is left out and counted instead.
+    Returns (bad lines, {name: count})."""
+    bad, counts, block = [], {}, None
+
+    def close(block):
+        text = "\n".join(block)
+        for name, regexes in known:
+            if all(re.search(r, text) for r in regexes):
+                counts[name] = counts.get(name, 0) + 1
+                return
+        bad.extend(line for line in block if SPLAT.search(line))
+
+    for line in log.splitlines():
+        if "[ cut here ]" in line:
+            if block:
+                close(block)
+            block = [line]
+        elif block is not None:
+            block.append(line)
+            if "---[ end trace" in line:
+                close(block)
+                block = None
+        elif SPLAT.search(line):
+            bad.append(line)
+    if block:
+        close(block)
+    return bad, counts
