@@ -23,6 +23,9 @@ uptime_s() { cut -d' ' -f1 /proc/uptime; }
 # with -no-reboot a reboot ends QEMU too.
 guest_exit() {
 	sync
+	# The console's last lines may still sit in the tty buffer: isa-debug-exit
+	# ends QEMU at once (one vm_kmod_amd64 run lost its END dmesg and DONE).
+	sleep 1
 	[ -e /dev/port ] && printf '\000' | dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
 	[ "${1:-}" = reboot ] && reboot -f
 	poweroff -f
