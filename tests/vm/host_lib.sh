@@ -1,5 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # Sourced by the host-side guest runners (run_vm_test.sh, run_real_guest.sh).
+
+# copy_libs ROOT ELF...: copies into the initramfs tree ROOT the shared
+# libraries (and loader) the host's ELF files need, at the same paths.
+copy_libs() {
+	local root=$1 lib
+	shift
+	ldd "$@" 2>/dev/null | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | sort -u |
+		while read -r lib; do
+			[ -e "$root$lib" ] || { mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"; }
+		done
+}
 #
 # boot_guest WORK TIMEOUT_S QEMU ARGS...: runs QEMU (its stdin /dev/null)
 # with the serial console in WORK/console.raw and sets qrc to its exit

@@ -48,20 +48,15 @@ rm -rf "$work" && mkdir -p "$work"
 rd=$work/initramfs
 mkdir -p "$rd"/{bin,sbin,proc,sys,dev,tmp,run,usr/bin,opt/cpuhp/build,opt/cpuhp/src}
 cp /bin/busybox "$rd/bin/busybox"
-for t in $(/bin/busybox --list); do [ "$t" = busybox ] || ln -s busybox "$rd/bin/$t"; done
+ln -s busybox "$rd/bin/sh"  # /init's shell; guest_lib.sh installs the other applets
 mknod -m 600 "$rd/dev/console" c 5 1
-copy_libs() {  # the shared libraries (and loader) ELF files $@ need
-  ldd "$@" 2>/dev/null | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | sort -u | while read -r lib; do
-    [ -e "$rd$lib" ] || { mkdir -p "$rd$(dirname "$lib")" && cp -L "$lib" "$rd$lib"; }
-  done
-}
 # python3 and its stdlib, without what no test imports (tests, GUI, 2to3).
 cp "$py" "$rd/usr/bin/python3"
 mkdir -p "$rd/usr/lib/$pyver"
 tar -C "/usr/lib/$pyver" --exclude=./test --exclude=./idlelib --exclude=./tkinter \
   --exclude=./lib2to3 --exclude=./ensurepip --exclude=./pydoc_data --exclude=./config-\* \
   --exclude=./site-packages -cf - . | tar -C "$rd/usr/lib/$pyver" -xf -
-copy_libs "$py" "/usr/lib/$pyver"/lib-dynload/*.so
+copy_libs "$rd" "$py" "/usr/lib/$pyver"/lib-dynload/*.so
 # jsonschema and what it imports: the packages it loads here, found by asking.
 dist=/usr/lib/python3/dist-packages
 mkdir -p "$rd$dist"
@@ -72,11 +67,11 @@ for m in sys.modules.values():
     if f.startswith('$dist/'):
         print(f[len('$dist/'):].split('/')[0])" | sort -u | while read -r top; do
   cp -a "$dist/$top" "$rd$dist/"
-  case "$top" in *.so) copy_libs "$dist/$top" ;; esac
+  case "$top" in *.so) copy_libs "$rd" "$dist/$top" ;; esac
 done
 # The daemon and the repository parts the tests read.
 cp "$build/cpuhp-stress" "$rd/opt/cpuhp/build/"
-copy_libs "$build/cpuhp-stress"
+copy_libs "$rd" "$build/cpuhp-stress"
 mkdir -p "$rd/opt/cpuhp/src/daemon"
 cp -r "$src/tests" "$src/configs" "$rd/opt/cpuhp/src/"
 cp -r "$src/daemon/schema" "$rd/opt/cpuhp/src/daemon/"

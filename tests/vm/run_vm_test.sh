@@ -133,9 +133,7 @@ if [ "$daemon" = 1 ]; then
   else
   cp "$build/cpuhp-stress" "$rd/bin/"
   # The daemon is dynamic (Debian ships no static spdlog/fmt): copy its libraries.
-  ldd "$build/cpuhp-stress" | awk '/=> \//{print $3} /^\t\/lib/{print $1}' | while read -r lib; do
-    mkdir -p "$rd$(dirname "$lib")" && cp -L "$lib" "$rd$lib"
-  done
+  copy_libs "$rd" "$build/cpuhp-stress"
   fi
 fi
 cp "$src/tests/vm/guest_lib.sh" "$rd/bin/guest_lib.sh"
