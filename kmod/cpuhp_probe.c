@@ -619,7 +619,6 @@ static const struct file_operations cp_fops = {
 	.poll = cp_dev_poll,
 	.unlocked_ioctl = cp_dev_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
-	.llseek = no_llseek,
 };
 
 static struct miscdevice cp_misc = {
