@@ -2,12 +2,12 @@
 // Per-operation costs of the pipeline's parts (Google Benchmark).
 #include <benchmark/benchmark.h>
 
-#include "histogram.h"
-#include "oplog.h"
-#include "rng.h"
-#include "run_stats.h"
-#include "runner.h"
-#include "sim_cpu_control.h"
+#include "stats/histogram.h"
+#include "run/oplog.h"
+#include "util/rng.h"
+#include "stats/run_stats.h"
+#include "run/runner.h"
+#include "machine/sim_cpu_control.h"
 
 namespace cpuhp {
 namespace {

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config.h"
-#include "json_file.h"
+#include "config/config.h"
+#include "util/json_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -30,8 +30,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kmod_source.h"
-#include "op_record.h"
+#include "sources/kmod_source.h"
+#include "stats/op_record.h"
 
 namespace {
 

@@ -12,11 +12,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "compare.h"
-#include "html_report.h"
+#include "report/compare.h"
+#include "report/html_report.h"
 #include "json_mutator.h"
-#include "report.h"
-#include "report_formats.h"
+#include "report/report.h"
+#include "report/report_formats.h"
 
 namespace {
 

@@ -26,10 +26,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hotplug_states.h"
-#include "op_record.h"
-#include "trace_parser.h"
-#include "tracefs_source.h"
+#include "machine/hotplug_states.h"
+#include "stats/op_record.h"
+#include "sources/trace_parser.h"
+#include "sources/tracefs_source.h"
 
 namespace {
 

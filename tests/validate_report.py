@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Validate cpuhp-stress reports against daemon/schema/report.schema.json.
+"""Validate cpuhp-stress reports against daemon/report/schema/report.schema.json.
 
     validate_report.py SCHEMA REPORT...                  every report must be valid
     validate_report.py --expect-invalid SCHEMA REPORT... every report must be rejected

@@ -90,7 +90,7 @@ class CompareTest(unittest.TestCase):
 
     def test_report_with_buckets_and_timeline_is_schema_valid(self):
         v = subprocess.run(["/usr/bin/python3", f"{SRC}/tests/validate_report.py",
-                            f"{SRC}/daemon/schema/report.schema.json", Reports.base, Reports.up20],
+                            f"{SRC}/daemon/report/schema/report.schema.json", Reports.base, Reports.up20],
                            capture_output=True, text=True)
         if v.returncode == 77:
             self.skipTest("python3-jsonschema missing")

@@ -57,7 +57,7 @@ def skip_reason(*checks):
 def validate(test, path):
     """Asserts that the report at path validates against the repo's schema."""
     v = subprocess.run(["/usr/bin/python3", f"{SRC}/tests/validate_report.py",
-                        f"{SRC}/daemon/schema/report.schema.json", path],
+                        f"{SRC}/daemon/report/schema/report.schema.json", path],
                        capture_output=True, text=True)
     test.assertEqual(v.returncode, 0, v.stdout + v.stderr)
 

@@ -102,7 +102,7 @@ class FaultsTest(unittest.TestCase):
 
     def load(self):
         v = subprocess.run(["/usr/bin/python3", f"{SRC}/tests/validate_report.py",
-                            f"{SRC}/daemon/schema/report.schema.json", self.report],
+                            f"{SRC}/daemon/report/schema/report.schema.json", self.report],
                            capture_output=True, text=True)
         self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
         with open(self.report) as f:

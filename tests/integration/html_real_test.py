@@ -111,7 +111,7 @@ def main():
     if failures:
         return 1
     v = subprocess.run(["/usr/bin/python3", f"{src}/tests/validate_report.py",
-                        f"{src}/daemon/schema/report.schema.json", report],
+                        f"{src}/daemon/report/schema/report.schema.json", report],
                        capture_output=True, text=True)
     check(v.returncode in (0, 77), f"report valid against the schema {v.stdout}{v.stderr}")
     with open(report) as f:

@@ -74,7 +74,7 @@ cp "$build/cpuhp-stress" "$rd/opt/cpuhp/build/"
 copy_libs "$rd" "$build/cpuhp-stress"
 mkdir -p "$rd/opt/cpuhp/src/daemon"
 cp -r "$src/tests" "$src/configs" "$rd/opt/cpuhp/src/"
-cp -r "$src/daemon/schema" "$rd/opt/cpuhp/src/daemon/"
+mkdir -p "$rd/opt/cpuhp/src/daemon/report" && cp -r "$src/daemon/report/schema" "$rd/opt/cpuhp/src/daemon/report/"
 rm -rf "$rd/opt/cpuhp/src/tests/fixtures" "$rd/opt/cpuhp/src/tests/vm"
 find "$rd/opt/cpuhp/src" -name __pycache__ -prune -exec rm -rf {} +
 cp "$src/tests/vm/guest_lib.sh" "$rd/bin/guest_lib.sh"

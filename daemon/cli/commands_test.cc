@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+// RunCommand end to end over a fake sysfs tree: report written, mask
+// restored, state file gone; bad input touches nothing.
+#include "cli/commands.h"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "testing/fake_sysfs.h"
+#include "machine/restore.h"
+#include "testing/run_command_fixture.h"
+
+namespace cpuhp {
+namespace {
+
+volatile sig_atomic_t g_no_stop = 0;
+
+class CommandsTest : public RunCommandFixture {
+ protected:
+  CommandsTest() : RunCommandFixture("cpuhp-cmd") {}
+  void SetUp() override {
+    RunCommandFixture::SetUp();
+    cfg_.sysfs_root = fs_.root();
+    cfg_.state_dir = dir_ + "/state";
+    cfg_.seed = 7;
+  }
+
+  FakeSysfs fs_{4};
+};
+
+TEST_F(CommandsTest, RunWritesAReportAndRestoresTheMask) {
+  fs_.Write("cpu3/online", "0\n");
+  fs_.Write("online", "0-2\n");
+  cfg_.iterations = 20;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  nlohmann::json r = Report();
+  EXPECT_EQ(r["schema_version"], 1);
+  EXPECT_EQ(r["seed"], 7);
+  EXPECT_EQ(r["totals"]["ops"], 20);
+  EXPECT_EQ(r["run"]["stop_reason"], "iterations");
+  EXPECT_EQ(r["cpus"]["selected"], "1-3");
+  EXPECT_EQ(r["restore"]["ok"], true);
+  // The starting mask is back: cpu3 offline as it was, the others online.
+  EXPECT_EQ(fs_.Online(1), '1');
+  EXPECT_EQ(fs_.Online(2), '1');
+  EXPECT_EQ(fs_.Online(3), '0');
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+  EXPECT_NE(Output().find("offline latency"), std::string::npos) << Output();
+  EXPECT_EQ(ReportValidates(), 0);
+}
+
+TEST_F(CommandsTest, SameSeedSameOperationLog) {
+  cfg_.pattern = Pattern::kRandom;
+  cfg_.iterations = 50;
+  auto ops = [&](const std::string& name) {
+    cfg_.oplog = dir_ + "/" + name;
+    EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk);
+    std::ifstream f(cfg_.oplog);
+    std::string seq, line;
+    int lines = 0;
+    while (std::getline(f, line)) {
+      nlohmann::json j = nlohmann::json::parse(line);
+      seq += j["dir"].get<std::string>() + std::to_string(j["cpu"].get<int>()) + " ";
+      ++lines;
+    }
+    EXPECT_EQ(lines, 50);
+    return seq;
+  };
+  std::string a = ops("a.jsonl");
+  EXPECT_EQ(a, ops("b.jsonl"));
+  EXPECT_EQ(Report()["config"]["seed"], 7);
+}
+
+TEST_F(CommandsTest, BadCpuSelectionTouchesNothing) {
+  for (const char* cpus : {"0", "9", "1-2,7"}) {
+    cfg_.cpus = cpus;
+    EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitBadInput) << cpus;
+    EXPECT_FALSE(ReportExists());
+    for (int c = 1; c < 4; ++c)
+      EXPECT_EQ(fs_.Online(c), '1');
+  }
+}
+
+TEST_F(CommandsTest, NoHotpluggableCpuIsBadInput) {
+  FakeSysfs one(1);
+  cfg_.sysfs_root = one.root();
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitBadInput);
+  EXPECT_FALSE(ReportExists());
+}
+
+TEST_F(CommandsTest, UnwritableReportDirectoryIsRefusedBeforeAnyOperation) {
+  cfg_.report = dir_ + "/missing/dir/report.json";
+  cfg_.oplog = dir_ + "/ops.jsonl";
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitBadInput);
+  EXPECT_FALSE(std::filesystem::exists(cfg_.oplog));
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+}
+
+TEST_F(CommandsTest, StaleStateFromADeadRunIsRestoredFirst) {
+  // A run died with cpu1 and cpu2 offline; its start mask was 0-3.
+  fs_.Write("cpu1/online", "0\n");
+  fs_.Write("cpu2/online", "0\n");
+  {
+    StateDir d(cfg_.state_dir);
+    std::string err;
+    ASSERT_TRUE(d.Lock(&err)) << err;
+    ASSERT_TRUE(d.Write({999999, "", "", fs_.root(), {0, 1, 2, 3}, {1, 2, 3}}, &err)) << err;
+  }
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, out_), kExitOk);
+  EXPECT_EQ(fs_.Online(1), '1');
+  EXPECT_EQ(fs_.Online(2), '1');
+  EXPECT_NE(Output().find("restored online mask 0-3"), std::string::npos) << Output();
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, out_), kExitOk);
+  EXPECT_NE(Output().find("nothing to restore"), std::string::npos);
+}
+
+TEST_F(CommandsTest, RunRestoresAStaleStateBeforeStarting) {
+  fs_.Write("cpu2/online", "0\n");
+  {
+    StateDir d(cfg_.state_dir);
+    std::string err;
+    ASSERT_TRUE(d.Lock(&err));
+    ASSERT_TRUE(d.Write({999999, "", "", fs_.root(), {0, 1, 2, 3}, {1, 2, 3}}, &err));
+  }
+  cfg_.iterations = 2;
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk);
+  EXPECT_NE(Output().find("restored online mask 0-3"), std::string::npos);
+  EXPECT_EQ(Report()["cpus"]["topology"]["online"], "0-3");
+}
+
+TEST_F(CommandsTest, SimBackendRunsWithoutSysfs) {
+  cfg_.backend = "sim";
+  cfg_.sysfs_root = "/nonexistent";
+  cfg_.pattern = Pattern::kSweep;
+  cfg_.sweep.cycles_per_level = 10;
+  cfg_.iterations = 0;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  nlohmann::json r = Report();
+  EXPECT_EQ(r["run"]["stop_reason"], "schedule_complete");
+  EXPECT_EQ(r["cpus"]["schedule"]["levels"], nlohmann::json({2, 4, 8}));
+  EXPECT_GE(r["per_online_count"]["offline"].size(), 3u);
+  EXPECT_EQ(ReportValidates(), 0);
+}
+
+// A kernel-side source stand-in: counts what it is shown.
+class CountingSource : public TimingSource {
+ public:
+  CountingSource(std::string name, std::string unavailable)
+      : name_(std::move(name)), unavailable_(std::move(unavailable)) {}
+  std::string name() const override { return name_; }
+  bool Start(std::string* why) override {
+    *why = unavailable_;
+    return unavailable_.empty();
+  }
+  void OpBegin(const Operation&, uint64_t) override { ++begins_; }
+  void OpEnd(const OpRecord& rec) override { ends_ += rec.err == 0; }
+  void Stop() override { stopped_ = true; }
+  nlohmann::json ReportJson() const override {
+    return {{"begins", begins_}, {"ends_ok", ends_}, {"stopped", stopped_}};
+  }
+
+ private:
+  std::string name_, unavailable_;
+  int begins_ = 0, ends_ = 0;
+  bool stopped_ = false;
+};
+
+TEST_F(CommandsTest, TimingSourcesJoinTheRunOrSayWhyNot) {
+  CountingSource ok("counting", "");
+  CountingSource missing("other", "/dev/other: No such file or directory");
+  cfg_.iterations = 10;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_, {&ok, &missing}), kExitOk) << Output();
+  nlohmann::json ts = Report()["timing_sources"];
+  EXPECT_EQ(ts["write"]["status"], "ok");
+  EXPECT_EQ(ts["counting"],
+            nlohmann::json({{"status", "ok"}, {"begins", 10}, {"ends_ok", 10}, {"stopped", true}}));
+  EXPECT_EQ(ts["other"], nlohmann::json({{"status", "unavailable"},
+                                         {"reason", "/dev/other: No such file or directory"}}));
+  // The module is not loaded here: the kmod source says so and why.
+  EXPECT_EQ(ts["kmod"]["status"], "unavailable");
+  EXPECT_NE(ts["kmod"]["reason"].get<std::string>().find("/dev/cpuhp_probe"), std::string::npos);
+  EXPECT_EQ(ReportValidates(), 0);
+}
+
+// Throws after the first offline: the loop dies with a CPU offline.
+class ThrowingSource : public CountingSource {
+ public:
+  ThrowingSource() : CountingSource("throwing", "") {}
+  void OpEnd(const OpRecord& rec) override {
+    if (rec.dir == Direction::kOffline)
+      throw std::runtime_error("source blew up");
+  }
+};
+
+TEST_F(CommandsTest, AnExceptionMidRunStillRestoresAndReports) {
+  ThrowingSource bad;
+  cfg_.iterations = 10;
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_, {&bad}), kExitFailed);
+  EXPECT_EQ(fs_.Online(1), '1');
+  nlohmann::json r = Report();
+  EXPECT_EQ(r["run"]["stop_reason"], "fatal");
+  EXPECT_EQ(r["restore"]["writes"], 1);
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+}
+
+TEST_F(CommandsTest, TracepointsSayWhyUnavailableOrStayOff) {
+  cfg_.iterations = 2;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  // The fake tree has no hotplug/states: nothing to name states with.
+  EXPECT_EQ(Report()["timing_sources"]["tracepoints"],
+            nlohmann::json({{"status", "unavailable"},
+                            {"reason", fs_.root() + "/hotplug/states: cannot read: No such file or "
+                                                    "directory"}}));
+  EXPECT_NE(Output().find("kernel states (tracepoints): unavailable: "), std::string::npos);
+  EXPECT_EQ(ReportValidates(), 0);
+  cfg_.tracepoints = false;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  EXPECT_FALSE(Report()["timing_sources"].contains("tracepoints"));
+}
+
+TEST_F(CommandsTest, ListShowsHotpluggableCpus) {
+  EXPECT_EQ(ListCommand(fs_.root(), out_), kExitOk);
+  std::string o = Output();
+  EXPECT_NE(o.find("    0  no "), std::string::npos) << o;
+  EXPECT_NE(o.find("hotpluggable 1-3"), std::string::npos) << o;
+  EXPECT_EQ(ListCommand("/nonexistent", out_), kExitBadInput);
+}
+
+}  // namespace
+}  // namespace cpuhp

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+// cpuhp-stress: drive CPU hotplug, time every operation, report in JSON.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "report/compare.h"
+#include "config/config.h"
+#include "report/report_formats.h"
+#include "soak/soak.h"
+#include "util/systemd_glue.h"
+
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+
+void OnSignal(int sig) {
+  g_stop = sig;
+}
+
+// SIGUSR1: an interim report now; SIGHUP: reopen the operation log.
+void OnSoakSignal(int sig) {
+  if (sig == SIGUSR1)
+    cpuhp::GlobalSoakSignals().interim = 1;
+  else
+    cpuhp::GlobalSoakSignals().reopen = 1;
+}
+
+void InstallSignalHandlers() {
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGQUIT})
+    sigaction(sig, &sa, nullptr);
+  sa.sa_handler = OnSoakSignal;
+  for (int sig : {SIGUSR1, SIGHUP})
+    sigaction(sig, &sa, nullptr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto logger = spdlog::stderr_color_st("cpuhp-stress");
+  logger->set_pattern("%n: %^%l%$: %v");
+  spdlog::set_default_logger(logger);
+  // Under systemd: the journal, with CPU, OP, ERRNO, ITERATION fields.
+  if (cpuhp::UnderSystemd())
+    spdlog::set_default_logger(cpuhp::NewJournalLogger("cpuhp-stress"));
+
+  CLI::App app{
+      "cpuhp-stress: CPU-hotplug stress and timing. Drives "
+      "/sys/devices/system/cpu/cpuN/online, times every operation, writes a JSON report."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", CPUHP_VERSION);
+
+  // run
+  CLI::App* run = app.add_subcommand("run", "Run a hotplug pattern and write a report");
+  std::string config_file, pattern, cpus, duration, interval, report, state_dir, sysfs_root, oplog,
+      backend, progress;
+  uint64_t iterations = 0;
+  uint64_t seed = 0;
+  int min_online = 0;
+  bool stop_on_error = false;
+  run->add_option("-c,--config", config_file, "JSON config file (default: built-in default)");
+  run->add_option("-p,--pattern", pattern, "roundrobin | all | random | sweep");
+  run->add_option("--cpus", cpus, "CPUs to toggle, kernel list syntax (1-7,9) or 'all'");
+  auto* it_opt = run->add_option("-n,--iterations", iterations,
+                                 "Operations (writes to an online file); 0 = no limit");
+  run->add_option("-d,--duration", duration, "Stop after this long: 24h, 90m, 30s; 0 = no limit");
+  run->add_option("--interval", interval, "Pause between operations: 20ms, 1s");
+  auto* seed_opt = run->add_option("--seed", seed, "Seed (default: random, recorded)");
+  auto* min_opt = run->add_option("--min-online", min_online, "Never fewer online CPUs (>= 1)");
+  run->add_option("-r,--report", report, "Report path (JSON)");
+  run->add_option("--oplog", oplog, "Also stream every operation to this JSON Lines file");
+  run->add_option("--state-dir", state_dir,
+                  "State directory (default $STATE_DIRECTORY or /var/lib/cpuhp-stress)");
+  run->add_option("--sysfs-root", sysfs_root,
+                  "CPU sysfs directory (default /sys/devices/system/cpu)");
+  run->add_option("--backend", backend, "sysfs | sim (in-memory simulated machine)");
+  run->add_option("--progress", progress, "auto | always | never");
+  auto* stop_opt =
+      run->add_flag("--stop-on-error", stop_on_error, "Stop at the first failed operation");
+  bool tracepoints = true;
+  auto* trace_opt = run->add_flag("--tracepoints,!--no-tracepoints", tracepoints,
+                                  "Per-state kernel timing from the cpuhp tracepoints (tracefs)");
+  std::string checkpoint_interval, interim_interval, stuck_timeout;
+  bool fresh = false;
+  run->add_option("--checkpoint-interval", checkpoint_interval,
+                  "Checkpoint to the state directory this often (default 60s; 0: only at stop)");
+  run->add_flag("--fresh", fresh, "Do not resume a checkpoint: move it aside and start over");
+  run->add_option("--interim-interval", interim_interval,
+                  "Write an interim report this often (default 0: only on SIGUSR1)");
+  run->add_option("--stuck-timeout", stuck_timeout,
+                  "Report a hotplug write not returned after this long (default 30s; 0: off)");
+  bool disturbance = false;
+  int fifo_priority = 0;
+  std::string on_kernel_warning;
+  auto* dist_opt = run->add_flag("--disturbance", disturbance,
+                                 "Run wakeup-latency probes on the CPUs that stay online");
+  auto* fifo_opt = run->add_option("--fifo-priority", fifo_priority,
+                                   "Probes as SCHED_FIFO at this priority (1-99; 0 = SCHED_OTHER)");
+  run->add_option("--on-kernel-warning", on_kernel_warning,
+                  "continue | stop: what a WARNING, BUG, Oops, stall... in the kernel log does");
+
+  // restore
+  CLI::App* restore = app.add_subcommand(
+      "restore", "Bring back the online mask recorded by a run that did not finish");
+  std::string restore_state_dir;
+  restore->add_option("--state-dir", restore_state_dir, "State directory");
+
+  // list
+  CLI::App* list = app.add_subcommand("list", "List CPUs: hotpluggable or not, online state");
+  std::string list_root = "/sys/devices/system/cpu";
+  list->add_option("--sysfs-root", list_root, "CPU sysfs directory");
+
+  // compare
+  CLI::App* compare =
+      app.add_subcommand("compare", "Compare a candidate report with a baseline: exit 1 if slower");
+  std::string cmp_base, cmp_cand, cmp_format = "text";
+  std::vector<std::string> cmp_thresholds;
+  compare->add_option("baseline", cmp_base, "Baseline report (JSON)")->required();
+  compare->add_option("candidate", cmp_cand, "Candidate report (JSON)")->required();
+  compare->add_option("-t,--threshold", cmp_thresholds,
+                      "Change to call: 5% (default), or METRIC=20% (p99, offline.p50, "
+                      "offline.p50@online=8); repeatable");
+  compare->add_option("-f,--format", cmp_format, "text | markdown | json");
+
+  // report
+  CLI::App* report_cmd =
+      app.add_subcommand("report", "Render a report: text, markdown, junit, kcidb, lava, html");
+  std::string rep_path, rep_format = "text", rep_output, rep_baseline, rep_origin, rep_build_id;
+  std::vector<std::string> rep_limits, rep_thresholds;
+  report_cmd->add_option("report", rep_path, "Report (JSON)")->required();
+  report_cmd->add_option("-f,--format", rep_format,
+                         "text | markdown | junit | kcidb | lava | html");
+  report_cmd->add_option("-o,--output", rep_output, "Write here (atomically) instead of stdout");
+  report_cmd->add_option("--limit", rep_limits,
+                         "Fail a check above a ceiling: offline.p99=20ms; repeatable");
+  report_cmd->add_option("--baseline", rep_baseline,
+                         "Also check against this baseline report (compare verdicts as checks)");
+  report_cmd->add_option("-t,--threshold", rep_thresholds, "With --baseline: as for compare");
+  report_cmd->add_option("--origin", rep_origin, "kcidb: origin (default cpuhp_stress)");
+  report_cmd->add_option("--build-id", rep_build_id,
+                         "kcidb: build_id (default <origin>:<kernel release>)");
+
+  // CLI11 would only say "A subcommand is required": name the word at fault.
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (!first.empty() && first[0] != '-' && first != "run" && first != "restore" &&
+      first != "list" && first != "compare" && first != "report") {
+    std::fprintf(stderr,
+                 "cpuhp-stress: error: unknown command '%s' (commands: run, restore, list, "
+                 "compare, report)\n",
+                 argv[1]);
+    return cpuhp::kExitBadInput;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0)
+      return app.exit(e);
+    std::fprintf(stderr, "cpuhp-stress: error: %s (see --help)\n", e.what());
+    return cpuhp::kExitBadInput;
+  }
+
+  if (*list)
+    return cpuhp::ListCommand(list_root, stdout);
+
+  if (*compare || *report_cmd) {
+    cpuhp::CompareOptions copts;
+    std::string err;
+    for (const std::string& t : *compare ? cmp_thresholds : rep_thresholds)
+      if (!cpuhp::ParseThreshold(t, &copts, &err)) {
+        std::fprintf(stderr, "cpuhp-stress: error: %s\n", err.c_str());
+        return cpuhp::kExitBadInput;
+      }
+    if (*compare)
+      return cpuhp::CompareCommand(cmp_base, cmp_cand, copts, cmp_format, stdout);
+    cpuhp::ReportOptions ropts;
+    ropts.compare = copts;
+    if (!rep_origin.empty())
+      ropts.kcidb_origin = rep_origin;
+    ropts.kcidb_build_id = rep_build_id;
+    for (const std::string& l : rep_limits)
+      if (!cpuhp::ParseLimit(l, &ropts, &err)) {
+        std::fprintf(stderr, "cpuhp-stress: error: %s\n", err.c_str());
+        return cpuhp::kExitBadInput;
+      }
+    if (!rep_baseline.empty()) {
+      nlohmann::json base;
+      if (!cpuhp::LoadReport(rep_baseline, &base, &err)) {
+        std::fprintf(stderr, "cpuhp-stress: report: --baseline %s\n", err.c_str());
+        return cpuhp::kExitBadInput;
+      }
+      ropts.baseline = std::move(base);
+      ropts.baseline_path = rep_baseline;
+    }
+    return cpuhp::ReportCommand(rep_path, rep_format, rep_output, ropts, stdout);
+  }
+
+  if (*restore) {
+    cpuhp::Config cfg;
+    cfg.state_dir = restore_state_dir;
+    return cpuhp::RestoreCommand(cpuhp::ResolveStateDir(cfg), stdout);
+  }
+
+  // Config file, then command-line overrides, validated the same way.
+  cpuhp::Config cfg;
+  std::string err;
+  if (!config_file.empty() && !cpuhp::LoadConfigFile(config_file, &cfg, &err)) {
+    spdlog::error("{}", err);
+    return cpuhp::kExitBadInput;
+  }
+  nlohmann::json overrides = nlohmann::json::object();
+  if (!pattern.empty())
+    overrides["pattern"] = pattern;
+  if (!cpus.empty())
+    overrides["cpus"] = cpus;
+  if (*it_opt)
+    overrides["iterations"] = iterations;
+  if (!duration.empty())
+    overrides["duration"] = duration;
+  if (!interval.empty())
+    overrides["interval"] = interval;
+  if (*seed_opt)
+    overrides["seed"] = seed;
+  if (*min_opt)
+    overrides["min_online"] = min_online;
+  if (!report.empty())
+    overrides["report"] = report;
+  if (!oplog.empty())
+    overrides["oplog"] = oplog;
+  if (!state_dir.empty())
+    overrides["state_dir"] = state_dir;
+  if (!sysfs_root.empty())
+    overrides["sysfs_root"] = sysfs_root;
+  if (!backend.empty())
+    overrides["backend"] = backend;
+  if (!progress.empty())
+    overrides["progress"] = progress;
+  if (*stop_opt)
+    overrides["stop_on_error"] = stop_on_error;
+  if (*trace_opt)
+    overrides["tracepoints"] = tracepoints;
+  if (!checkpoint_interval.empty())
+    overrides["checkpoint_interval"] = checkpoint_interval;
+  if (fresh)
+    overrides["resume"] = "never";
+  if (!interim_interval.empty())
+    overrides["interim_interval"] = interim_interval;
+  if (!stuck_timeout.empty())
+    overrides["stuck_timeout"] = stuck_timeout;
+  if (*dist_opt)
+    overrides["disturbance"]["enabled"] = disturbance;
+  if (*fifo_opt)
+    overrides["disturbance"]["fifo_priority"] = fifo_priority;
+  if (!on_kernel_warning.empty())
+    overrides["health"]["on_kernel_warning"] = on_kernel_warning;
+  if (!cpuhp::ApplyConfigJson(overrides, "command line", &cfg, &err)) {
+    spdlog::error("{}", err);
+    return cpuhp::kExitBadInput;
+  }
+
+  InstallSignalHandlers();
+  try {
+    return cpuhp::RunCommand(cfg, &g_stop, stdout);
+  } catch (const std::exception& e) {
+    // Before the first operation or after the restore: nothing is offline
+    // that the state file does not record.
+    spdlog::error("internal error: {} (run `cpuhp-stress restore` if a CPU is offline)", e.what());
+    return cpuhp::kExitFailed;
+  }
+}

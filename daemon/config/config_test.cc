@@ -1,0 +1,786 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "config/config.h"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace cpuhp {
+namespace {
+
+using nlohmann::json;
+
+#ifdef CPUHP_SOURCE_DIR
+const std::string kSourceDir = CPUHP_SOURCE_DIR;
+#else
+const std::string kSourceDir = ".";  // the repository root as working directory
+#endif
+
+bool StartsWith(const std::string& s, const std::string& prefix) {
+  return s.starts_with(prefix);
+}
+
+// Applies `text` (JSON) to a default config as "t.json"; returns the error.
+std::string ApplyError(const std::string& text) {
+  Config cfg;
+  std::string err;
+  EXPECT_FALSE(ApplyConfigJson(json::parse(text), "t.json", &cfg, &err)) << text;
+  EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+  return err;
+}
+
+Config ApplyOk(const std::string& text) {
+  Config cfg;
+  std::string err;
+  EXPECT_TRUE(ApplyConfigJson(json::parse(text), "t.json", &cfg, &err)) << text << ": " << err;
+  return cfg;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "config_test.XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string Write(const std::string& name, const std::string& content) const {
+    std::string p = path_ + "/" + name;
+    std::ofstream(p, std::ios::binary) << content;
+    return p;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Loads `content` from a file; returns the error with the directory cut off.
+std::string LoadError(const std::string& content) {
+  TempDir dir;
+  Config cfg;
+  std::string err;
+  EXPECT_FALSE(LoadConfigFile(dir.Write("c.json", content), &cfg, &err));
+  EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+  EXPECT_EQ(err.rfind(dir.path() + "/", 0), 0u) << err;
+  return err.substr(dir.path().size() + 1);
+}
+
+// ---- Durations ----
+
+TEST(ConfigDuration, ParsesUnitsAndCombinations) {
+  const struct {
+    const char* text;
+    uint64_t ns;
+  } kCases[] = {
+      {"0", 0},
+      {"0s", 0},
+      {"1ns", 1},
+      {"1us", 1000},
+      {"500ms", 500000000},
+      {"30s", 30000000000},
+      {"90m", 5400000000000},
+      {"24h", 86400000000000},
+      {"1d", 86400000000000},
+      {"2h30m", 9000000000000},
+      {"1d1h1m1s1ms1us1ns", 90061001001001},
+      {"05m", 300000000000},
+      {"5124095h34m33s709ms551us615ns", UINT64_MAX},
+  };
+  for (const auto& c : kCases) {
+    uint64_t ns = 12345;
+    std::string err;
+    EXPECT_TRUE(ParseDuration(c.text, &ns, &err)) << c.text << ": " << err;
+    EXPECT_EQ(ns, c.ns) << c.text;
+  }
+}
+
+TEST(ConfigDuration, RejectsBadSyntaxWithReason) {
+  const struct {
+    const char* text;
+    const char* err;
+  } kCases[] = {
+      {"",
+       "bad duration \"\": expected a duration like \"30s\", \"2h30m\" or \"0\", not an "
+       "empty string"},
+      {"5", "bad duration \"5\": missing unit after \"5\" (use ns, us, ms, s, m, h or d)"},
+      {"00", "bad duration \"00\": missing unit after \"00\" (use ns, us, ms, s, m, h or d)"},
+      {"-5s", "bad duration \"-5s\": negative durations are not allowed"},
+      {"+5s", "bad duration \"+5s\": expected a number before \"+5s\""},
+      {"h", "bad duration \"h\": expected a number before \"h\""},
+      {"1.5h", "bad duration \"1.5h\": fractions are not allowed (write 1h30m, 1500ms)"},
+      {"5x", "bad duration \"5x\": unknown unit \"x\" (use ns, us, ms, s, m, h or d)"},
+      {"24H", "bad duration \"24H\": unknown unit \"H\" (use ns, us, ms, s, m, h or d)"},
+      {"24 h", "bad duration \"24 h\": unknown unit \" h\" (use ns, us, ms, s, m, h or d)"},
+      {"5\xc2\xb5s",
+       "bad duration \"5\xc2\xb5s\": unknown unit \"\xc2\xb5s\" (use ns, us, ms, s, "
+       "m, h or d)"},
+      {"30m2h",
+       "bad duration \"30m2h\": units must come largest first, each at most once (e.g. "
+       "2h30m)"},
+      {"1h1h",
+       "bad duration \"1h1h\": units must come largest first, each at most once (e.g. "
+       "2h30m)"},
+      {"213504d",
+       "bad duration \"213504d\": too large (the maximum is "
+       "5124095h34m33s709ms551us615ns)"},
+      {"18446744073709551616ns",
+       "bad duration \"18446744073709551616ns\": too large (the "
+       "maximum is 5124095h34m33s709ms551us615ns)"},
+      {"5124095h34m33s709ms551us616ns",
+       "bad duration \"5124095h34m33s709ms551us616ns\": too "
+       "large (the maximum is 5124095h34m33s709ms551us615ns)"},
+  };
+  for (const auto& c : kCases) {
+    uint64_t ns = 777;
+    std::string err;
+    EXPECT_FALSE(ParseDuration(c.text, &ns, &err)) << c.text;
+    EXPECT_EQ(err, c.err);
+    EXPECT_EQ(ns, 777u) << c.text;
+  }
+  for (const char* text : {" 1s", "1s ", "1s\n", "s1", "1h-5m", "1e3s", "0x10s", "1_000ms"}) {
+    uint64_t ns = 0;
+    std::string err;
+    EXPECT_FALSE(ParseDuration(text, &ns, &err)) << text;
+    EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+  }
+}
+
+TEST(ConfigDuration, FormatsCompactAndRoundTrips) {
+  const struct {
+    uint64_t ns;
+    const char* text;
+  } kCases[] = {
+      {0, "0"},
+      {1, "1ns"},
+      {1500, "1us500ns"},
+      {500000000, "500ms"},
+      {1500000000, "1s500ms"},
+      {30000000000, "30s"},
+      {5400000000000, "1h30m"},
+      {86400000000000, "24h"},
+      {172800000000000, "48h"},
+      {UINT64_MAX, "5124095h34m33s709ms551us615ns"},
+  };
+  for (const auto& c : kCases) {
+    EXPECT_EQ(FormatDuration(c.ns), c.text);
+    uint64_t back = 1;
+    std::string err;
+    EXPECT_TRUE(ParseDuration(FormatDuration(c.ns), &back, &err)) << err;
+    EXPECT_EQ(back, c.ns);
+  }
+}
+
+TEST(ConfigPattern, NamesRoundTrip) {
+  for (Pattern p : {Pattern::kRoundRobin, Pattern::kAll, Pattern::kRandom, Pattern::kSweep}) {
+    Pattern back = Pattern::kRoundRobin;
+    ASSERT_TRUE(ParsePattern(PatternName(p), &back)) << PatternName(p);
+    EXPECT_EQ(back, p);
+  }
+  EXPECT_STREQ(PatternName(Pattern::kRoundRobin), "roundrobin");
+  Pattern p = Pattern::kAll;
+  EXPECT_FALSE(ParsePattern("RoundRobin", &p));
+  EXPECT_FALSE(ParsePattern("", &p));
+  EXPECT_EQ(p, Pattern::kAll);
+}
+
+// ---- Applying documents ----
+
+TEST(ConfigApply, EmptyObjectKeepsDefaults) {
+  EXPECT_EQ(ConfigToJson(ApplyOk("{}")), ConfigToJson(Config{}));
+}
+
+TEST(ConfigApply, AbsentKeysKeepCurrentValues) {
+  Config cfg;
+  std::string err;
+  ASSERT_TRUE(
+      ApplyConfigJson(json::parse(R"({"iterations": 5, "sim": {"cpus": 64}})"), "a", &cfg, &err));
+  ASSERT_TRUE(
+      ApplyConfigJson(json::parse(R"({"pattern": "all", "sim": {"jitter": 0}})"), "b", &cfg, &err));
+  EXPECT_EQ(cfg.iterations, 5u);
+  EXPECT_EQ(cfg.sim.cpus, 64);
+  EXPECT_EQ(cfg.sim.jitter, 0.0);
+  EXPECT_EQ(cfg.pattern, Pattern::kAll);
+}
+
+TEST(ConfigApply, SetsEveryKey) {
+  Config cfg = ApplyOk(R"({
+    "comment": "all keys", "pattern": "sweep", "cpus": "1-7,9", "min_online": 2,
+    "iterations": 1000000000000, "duration": "2h30m", "seed": 18446744073709551615,
+    "stop_on_error": true, "interval": "500ms", "backend": "sim", "sysfs_root": "/tmp/fake",
+    "state_dir": "/run/x", "report": "r.json", "oplog": "ops.jsonl", "progress": "never",
+    "sweep": {"levels": [2, 4, 8192], "cycles_per_level": 1000000000, "victim": 8191},
+    "sim": {"cpus": 8192, "offline_base_ns": 0, "offline_per_cpu_ns": 100000000000,
+            "online_base_ns": 1, "online_per_cpu_ns": 2, "jitter": 1, "error_rate": 0.5}})");
+  EXPECT_EQ(cfg.pattern, Pattern::kSweep);
+  EXPECT_EQ(cfg.cpus, "1-7,9");
+  EXPECT_EQ(cfg.min_online, 2);
+  EXPECT_EQ(cfg.iterations, 1000000000000u);
+  EXPECT_EQ(cfg.duration_ns, 9000000000000u);
+  EXPECT_EQ(cfg.seed, std::optional<uint64_t>(UINT64_MAX));
+  EXPECT_TRUE(cfg.stop_on_error);
+  EXPECT_EQ(cfg.interval_ns, 500000000u);
+  EXPECT_EQ(cfg.backend, "sim");
+  EXPECT_EQ(cfg.sysfs_root, "/tmp/fake");
+  EXPECT_EQ(cfg.state_dir, "/run/x");
+  EXPECT_EQ(cfg.report, "r.json");
+  EXPECT_EQ(cfg.oplog, "ops.jsonl");
+  EXPECT_EQ(cfg.progress, ProgressMode::kNever);
+  EXPECT_EQ(cfg.sweep.levels, (std::vector<int>{2, 4, 8192}));
+  EXPECT_EQ(cfg.sweep.cycles_per_level, 1000000000);
+  EXPECT_EQ(cfg.sweep.victim, 8191);
+  EXPECT_EQ(cfg.sim.cpus, 8192);
+  EXPECT_EQ(cfg.sim.offline_base_ns, 0u);
+  EXPECT_EQ(cfg.sim.offline_per_cpu_ns, 100000000000u);
+  EXPECT_EQ(cfg.sim.online_base_ns, 1u);
+  EXPECT_EQ(cfg.sim.online_per_cpu_ns, 2u);
+  EXPECT_EQ(cfg.sim.jitter, 1.0);
+  EXPECT_EQ(cfg.sim.error_rate, 0.5);
+}
+
+TEST(ConfigApply, SeedNullMeansDrawAtStart) {
+  Config cfg;
+  cfg.seed = 42;
+  std::string err;
+  ASSERT_TRUE(ApplyConfigJson(json::parse(R"({"seed": null})"), "t", &cfg, &err)) << err;
+  EXPECT_FALSE(cfg.seed.has_value());
+  EXPECT_EQ(ApplyOk(R"({"seed": 0})").seed, std::optional<uint64_t>(0));
+}
+
+TEST(ConfigApply, SweepLevelsAutoClearsList) {
+  Config cfg;
+  cfg.sweep.levels = {2, 4};
+  std::string err;
+  ASSERT_TRUE(ApplyConfigJson(json::parse(R"({"sweep": {"levels": "auto"}})"), "t", &cfg, &err));
+  EXPECT_TRUE(cfg.sweep.levels.empty());
+}
+
+TEST(ConfigApply, ErrorLeavesConfigUnchanged) {
+  Config cfg;
+  cfg.iterations = 7;
+  const json before = ConfigToJson(cfg);
+  std::string err;
+  // Keys apply in name order: backend and iterations would be set before
+  // min_online fails.
+  EXPECT_FALSE(ApplyConfigJson(
+      json::parse(R"({"backend": "sim", "iterations": 9, "min_online": 0, "sim": {"cpus": 4}})"),
+      "t.json", &cfg, &err));
+  EXPECT_EQ(err, "t.json: /min_online: expected an integer from 1 to 8192, got 0");
+  EXPECT_EQ(ConfigToJson(cfg), before);
+  EXPECT_FALSE(
+      ApplyConfigJson(json::parse(R"({"sim": {"cpus": 4, "jitter": 2}})"), "t.json", &cfg, &err));
+  EXPECT_EQ(ConfigToJson(cfg), before);
+}
+
+// ---- Validation errors ----
+
+TEST(ConfigErrors, UnknownKeyAtTopLevel) {
+  EXPECT_EQ(ApplyError(R"({"iteration": 5})"),
+            "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
+            "iterations, duration, seed, stop_on_error, lost_cpu_after, interval, backend, "
+            "sysfs_root, state_dir, "
+            "report, oplog, progress, sweep, sim, tracepoints, kmod, checkpoint_interval, resume, "
+            "interim_interval, stuck_timeout, disturbance, health, faults)");
+  EXPECT_PRED2(StartsWith, ApplyError(R"({"$schema": "x"})"), "t.json: /$schema: unknown key ");
+}
+
+TEST(ConfigErrors, UnknownKeyNested) {
+  EXPECT_EQ(ApplyError(R"({"sweep": {"level": [8]}})"),
+            "t.json: /sweep/level: unknown key (known keys: levels, cycles_per_level, victim)");
+  // "comment" is for the top level only.
+  EXPECT_PRED2(StartsWith, ApplyError(R"({"sim": {"comment": "x"}})"),
+               "t.json: /sim/comment: unknown key ");
+}
+
+TEST(ConfigErrors, KeysAreEscapedAsJsonPointerOnOneLine) {
+  EXPECT_PRED2(StartsWith, ApplyError(R"({"a/b~c": 1})"), "t.json: /a~1b~0c: unknown key ");
+  EXPECT_PRED2(StartsWith, ApplyError("{\"a\\nb\": 1}"), "t.json: /a\\u000ab: unknown key ");
+}
+
+TEST(ConfigErrors, WrongTypes) {
+  const struct {
+    const char* doc;
+    const char* err;
+  } kCases[] = {
+      // JSON booleans, strings, floats and null are not integers.
+      {R"({"min_online": true})", "/min_online: expected an integer from 1 to 8192, got true"},
+      {R"({"min_online": "2"})", "/min_online: expected an integer from 1 to 8192, got \"2\""},
+      {R"({"min_online": 1.5})", "/min_online: expected an integer from 1 to 8192, got 1.5"},
+      {R"({"min_online": 2.0})", "/min_online: expected an integer from 1 to 8192, got 2.0"},
+      {R"({"iterations": 1e3})",
+       "/iterations: expected an integer from 0 to 1000000000000, got 1000.0"},
+      {R"({"iterations": null})",
+       "/iterations: expected an integer from 0 to 1000000000000, got null"},
+      {R"({"seed": "1"})",
+       "/seed: expected null or an integer from 0 to 18446744073709551615, "
+       "got \"1\""},
+      {R"({"seed": false})",
+       "/seed: expected null or an integer from 0 to "
+       "18446744073709551615, got false"},
+      {R"({"stop_on_error": 1})", "/stop_on_error: expected true or false, got 1"},
+      {R"({"stop_on_error": "true"})", "/stop_on_error: expected true or false, got \"true\""},
+      {R"({"lost_cpu_after": -1})",
+       "/lost_cpu_after: expected an integer from 0 to 1000000, got -1"},
+      {R"({"cpus": 3})", "/cpus: expected \"all\" or a non-empty CPU list like \"1-7,9\", got 3"},
+      {R"({"report": ["a"]})", "/report: expected a non-empty file path, got [\"a\"]"},
+      {R"({"oplog": null})", "/oplog: expected a file path, or \"\" for none, got null"},
+      {R"({"comment": 5})", "/comment: expected a string, got 5"},
+      {R"({"duration": 30})",
+       "/duration: expected a duration string like \"24h\", \"90m\", \"500ms\" or \"0\", got 30"},
+      {R"({"pattern": 1})",
+       "/pattern: expected one of \"roundrobin\", \"all\", \"random\", \"sweep\", \"fault_sweep\", "
+       "got 1"},
+      {R"({"sweep": [1]})", "/sweep: expected a JSON object, got [1]"},
+      {R"({"sim": null})", "/sim: expected a JSON object, got null"},
+      {R"({"sweep": {"levels": 8}})",
+       "/sweep/levels: expected \"auto\" or a non-empty array of online-CPU counts, got 8"},
+      {R"({"sweep": {"levels": [8, "16"]}})",
+       "/sweep/levels/1: expected an integer from 1 to 8192, got \"16\""},
+      {R"({"sim": {"jitter": "0.1"}})", "/sim/jitter: expected a number from 0 to 1, got \"0.1\""},
+      {R"({"sim": {"error_rate": true}})",
+       "/sim/error_rate: expected a number from 0 to 1, got true"},
+  };
+  for (const auto& c : kCases)
+    EXPECT_EQ(ApplyError(c.doc), std::string("t.json: ") + c.err);
+}
+
+TEST(ConfigErrors, OutOfRange) {
+  const struct {
+    const char* doc;
+    const char* err;
+  } kCases[] = {
+      {R"({"min_online": 0})", "/min_online: expected an integer from 1 to 8192, got 0"},
+      {R"({"min_online": 8193})", "/min_online: expected an integer from 1 to 8192, got 8193"},
+      {R"({"min_online": -9223372036854775808})",
+       "/min_online: expected an integer from 1 to 8192, got -9223372036854775808"},
+      {R"({"iterations": -1})", "/iterations: expected an integer from 0 to 1000000000000, got -1"},
+      {R"({"iterations": 1000000000001})",
+       "/iterations: expected an integer from 0 to 1000000000000, got 1000000000001"},
+      {R"({"seed": -1})",
+       "/seed: expected null or an integer from 0 to 18446744073709551615, got -1"},
+      // One past 2^64-1 parses as a float.
+      {R"({"seed": 18446744073709551616})",
+       "/seed: expected null or an integer from 0 to "
+       "18446744073709551615, got 1.8446744073709552e+19"},
+      {R"({"sweep": {"cycles_per_level": -3}})",
+       "/sweep/cycles_per_level: expected an integer from 1 to 1000000000, got -3"},
+      {R"({"sweep": {"cycles_per_level": 1000000001}})",
+       "/sweep/cycles_per_level: expected an integer from 1 to 1000000000, got 1000000001"},
+      {R"({"sweep": {"victim": -2}})",
+       "/sweep/victim: expected an integer from -1 to 8191, got -2"},
+      {R"({"sweep": {"victim": 8192}})",
+       "/sweep/victim: expected an integer from -1 to 8191, got 8192"},
+      {R"({"sweep": {"levels": [0]}})",
+       "/sweep/levels/0: expected an integer from 1 to 8192, got 0"},
+      {R"({"sweep": {"levels": [8, 8193]}})",
+       "/sweep/levels/1: expected an integer from 1 to 8192, got 8193"},
+      {R"({"sim": {"cpus": 1}})", "/sim/cpus: expected an integer from 2 to 8192, got 1"},
+      {R"({"sim": {"cpus": 8193}})", "/sim/cpus: expected an integer from 2 to 8192, got 8193"},
+      {R"({"sim": {"offline_base_ns": -1}})",
+       "/sim/offline_base_ns: expected an integer from 0 to 100000000000, got -1"},
+      {R"({"sim": {"online_per_cpu_ns": 100000000001}})",
+       "/sim/online_per_cpu_ns: expected an integer from 0 to 100000000000, got 100000000001"},
+      {R"({"sim": {"jitter": -0.1}})", "/sim/jitter: expected a number from 0 to 1, got -0.1"},
+      {R"({"sim": {"error_rate": 1.5}})",
+       "/sim/error_rate: expected a number from 0 to 1, got 1.5"},
+  };
+  for (const auto& c : kCases)
+    EXPECT_EQ(ApplyError(c.doc), std::string("t.json: ") + c.err);
+}
+
+TEST(ConfigErrors, BadEnums) {
+  EXPECT_EQ(ApplyError(R"({"pattern": "round-robin"})"),
+            "t.json: /pattern: expected one of \"roundrobin\", \"all\", \"random\", \"sweep\", "
+            "\"fault_sweep\", got "
+            "\"round-robin\"");
+  EXPECT_EQ(ApplyError(R"({"backend": "proc"})"),
+            "t.json: /backend: expected one of \"sysfs\", \"sim\", got \"proc\"");
+  EXPECT_EQ(ApplyError(R"({"progress": "Always"})"),
+            "t.json: /progress: expected one of \"auto\", \"always\", \"never\", got \"Always\"");
+}
+
+TEST(ConfigErrors, BadDurations) {
+  EXPECT_EQ(
+      ApplyError(R"({"duration": "5"})"),
+      "t.json: /duration: missing unit after \"5\" (use ns, us, ms, s, m, h or d), got \"5\"");
+  EXPECT_EQ(ApplyError(R"({"interval": "1.5s"})"),
+            "t.json: /interval: fractions are not allowed (write 1h30m, 1500ms), got \"1.5s\"");
+  EXPECT_EQ(ApplyError(R"({"duration": ""})"),
+            "t.json: /duration: expected a duration like \"30s\", \"2h30m\" or \"0\", not an empty "
+            "string, got \"\"");
+}
+
+TEST(ConfigErrors, BadCpuLists) {
+  for (const char* cpus : {"", "\n", "3-1", "a", "1,,2", "1-", "ALL", " 1", "0-99999999"}) {
+    EXPECT_EQ(ApplyError(json{{"cpus", cpus}}.dump()),
+              "t.json: /cpus: expected \"all\" or a non-empty CPU list like \"1-7,9\", got " +
+                  json(cpus).dump());
+  }
+  EXPECT_EQ(ApplyOk(R"({"cpus": "0,2-3"})").cpus, "0,2-3");
+}
+
+TEST(ConfigErrors, PathRules) {
+  EXPECT_EQ(ApplyError(R"({"report": ""})"),
+            "t.json: /report: expected a non-empty file path, got \"\"");
+  EXPECT_EQ(ApplyError(R"({"sysfs_root": "sys/devices/system/cpu"})"),
+            "t.json: /sysfs_root: expected an absolute path, got \"sys/devices/system/cpu\"");
+  EXPECT_EQ(ApplyError(R"({"sysfs_root": ""})"),
+            "t.json: /sysfs_root: expected an absolute path, got \"\"");
+  EXPECT_EQ(ApplyError(R"({"oplog": "a\u0000b"})"),
+            "t.json: /oplog: a path cannot contain a NUL character, got \"a\\u0000b\"");
+  Config cfg = ApplyOk(R"({"oplog": "", "state_dir": ""})");
+  EXPECT_EQ(cfg.oplog, "");
+  EXPECT_EQ(cfg.state_dir, "");
+}
+
+TEST(ConfigErrors, SweepLevelsMustAscend) {
+  EXPECT_EQ(ApplyError(R"({"sweep": {"levels": [8, 16, 16]}})"),
+            "t.json: /sweep/levels/2: expected a level above the previous one (16): levels are "
+            "strictly ascending, got 16");
+  EXPECT_EQ(ApplyError(R"({"sweep": {"levels": []}})"),
+            "t.json: /sweep/levels: expected \"auto\" or a non-empty array of online-CPU counts, "
+            "got []");
+}
+
+TEST(ConfigErrors, RootMustBeObject) {
+  EXPECT_EQ(ApplyError("[1, 2]"), "t.json: /: expected a JSON object, got array");
+  EXPECT_EQ(ApplyError("\"x\""), "t.json: /: expected a JSON object, got string");
+  EXPECT_EQ(ApplyError("null"), "t.json: /: expected a JSON object, got null");
+}
+
+TEST(ConfigErrors, NonFiniteNumbersBuiltInCode) {
+  Config cfg;
+  std::string err;
+  EXPECT_FALSE(ApplyConfigJson(json{{"sim", {{"jitter", INFINITY}}}}, "cli", &cfg, &err));
+  EXPECT_EQ(err, "cli: /sim/jitter: expected a number from 0 to 1, got inf");
+  EXPECT_FALSE(ApplyConfigJson(json{{"sim", {{"error_rate", NAN}}}}, "cli", &cfg, &err));
+  EXPECT_EQ(err, "cli: /sim/error_rate: expected a number from 0 to 1, got nan");
+  EXPECT_FALSE(ApplyConfigJson(json{{"min_online", -INFINITY}}, "cli", &cfg, &err));
+  EXPECT_EQ(err, "cli: /min_online: expected an integer from 1 to 8192, got -inf");
+}
+
+TEST(ConfigErrors, LongValuesAreTruncated) {
+  EXPECT_EQ(ApplyError(json{{"report", 1}, {"pattern", std::string(5000, 'x')}}.dump()),
+            "t.json: /pattern: expected one of \"roundrobin\", \"all\", \"random\", \"sweep\", "
+            "\"fault_sweep\", got "
+            "\"" +
+                std::string(36, 'x') + "...");
+  // Escapes count as rendered: six "\u0000" after the quote.
+  std::string e = ApplyError(json{{"pattern", std::string(100, '\0')}}.dump());
+  EXPECT_EQ(e.substr(e.rfind("got ") + 4), "\"\\u0000\\u0000\\u0000\\u0000\\u0000\\u0000...");
+  // Cut on a UTF-8 character boundary, never inside one.
+  std::string utf8 = "a";
+  for (int i = 0; i < 30; ++i)
+    utf8 += "\xc3\xa9";  // é
+  e = ApplyError(json{{"pattern", utf8}}.dump());
+  EXPECT_EQ(e.substr(e.rfind("got ") + 4), "\"" + utf8.substr(0, 35) + "...");
+  std::string deep = std::string(60, '[') + std::string(60, ']');
+  e = ApplyError("{\"sweep\": " + deep + "}");
+  EXPECT_EQ(e, "t.json: /sweep: expected a JSON object, got " + std::string(37, '[') + "...");
+}
+
+// ---- Files ----
+
+TEST(ConfigFile, LoadsAndNamesFileInValidationErrors) {
+  TempDir dir;
+  Config cfg;
+  std::string err;
+  ASSERT_TRUE(LoadConfigFile(dir.Write("ok.json", R"({"iterations": 3})"), &cfg, &err)) << err;
+  EXPECT_EQ(cfg.iterations, 3u);
+  const std::string bad = dir.Write("bad.json", R"({"iterations": 3, "min_online": -1})");
+  EXPECT_FALSE(LoadConfigFile(bad, &cfg, &err));
+  EXPECT_EQ(err, bad + ": /min_online: expected an integer from 1 to 8192, got -1");
+  EXPECT_EQ(cfg.iterations, 3u);
+}
+
+TEST(ConfigFile, UnreadablePaths) {
+  TempDir dir;
+  Config cfg;
+  std::string err;
+  EXPECT_FALSE(LoadConfigFile(dir.path() + "/missing.json", &cfg, &err));
+  EXPECT_EQ(err, dir.path() + "/missing.json: cannot read: No such file or directory");
+  EXPECT_FALSE(LoadConfigFile(dir.path(), &cfg, &err));
+  EXPECT_EQ(err, dir.path() + ": cannot read: Is a directory");
+  EXPECT_EQ(ConfigToJson(cfg), ConfigToJson(Config{}));
+}
+
+TEST(ConfigFile, InvalidJsonHasLineAndColumn) {
+  EXPECT_EQ(LoadError(""),
+            "c.json: invalid JSON at line 1, column 1: unexpected end of input; expected '[', "
+            "'{', or a literal");
+  // Truncated mid-file.
+  EXPECT_EQ(LoadError("{\n  \"pattern\": \"all\",\n  \"iterations\": 10"),
+            "c.json: invalid JSON at line 3, column 19: unexpected end of input; expected '}'");
+  EXPECT_EQ(LoadError("{\n  \"pattern\": \"all\",\n}\n"),
+            "c.json: invalid JSON at line 3, column 1: unexpected '}'; expected string literal");
+  EXPECT_EQ(LoadError("{\"report\": \"a\nb\"}"),
+            "c.json: invalid JSON at line 1, column 14: invalid string: control character U+000A "
+            "(LF) must be escaped to \\u000A or \\n");
+  EXPECT_EQ(LoadError("{} {}"),
+            "c.json: invalid JSON at line 1, column 4: unexpected '{'; expected end of input");
+  // Comments are not JSON; use the "comment" key.
+  EXPECT_PRED2(StartsWith, LoadError("// x\n{}"), "c.json: invalid JSON at line 1, column 1");
+}
+
+TEST(ConfigFile, BinaryGarbageIsInvalidJson) {
+  const char kElf[] =
+      "\x7f"
+      "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0\x01\0\0\0\xff\xfe\n\r";
+  std::string elf(kElf, sizeof kElf - 1);
+  EXPECT_EQ(LoadError(elf), "c.json: invalid JSON at line 1, column 1: invalid literal");
+  // Raw bytes inside a string are not echoed back.
+  EXPECT_EQ(LoadError("{\"report\": \"\xff\xfe\x01\"}"),
+            "c.json: invalid JSON at line 1, column 13: invalid string: ill-formed UTF-8 byte");
+}
+
+TEST(ConfigFile, HugeNumberIsRejectedWithPosition) {
+  EXPECT_EQ(LoadError("{\n  \"iterations\": 1e400\n}"),
+            "c.json: invalid JSON at line 2, column 17: number overflow parsing '1e400'");
+  EXPECT_EQ(LoadError("{\"sim\": {\"jitter\": -1e400}}"),
+            "c.json: invalid JSON at line 1, column 20: number overflow parsing '-1e400'");
+  EXPECT_EQ(LoadError("1e400"),
+            "c.json: invalid JSON at line 1, column 1: number overflow parsing '1e400'");
+}
+
+TEST(ConfigFile, DeepNestingIsRefusedBeforeParsing) {
+  EXPECT_EQ(LoadError(std::string(100000, '[')),
+            "c.json: invalid JSON at line 1, column 65: nested deeper than 64 levels");
+  EXPECT_EQ(LoadError("{\"sweep\":\n" + std::string(100000, '{')),
+            "c.json: invalid JSON at line 2, column 64: nested deeper than 64 levels");
+  // 64 levels parse; the error is then about the value.
+  EXPECT_EQ(LoadError("{\"comment\": " + std::string(63, '[') + std::string(63, ']') + "}"),
+            "c.json: /comment: expected a string, got " + std::string(37, '[') + "...");
+  // Brackets in strings do not count.
+  TempDir dir;
+  Config cfg;
+  std::string err;
+  EXPECT_TRUE(LoadConfigFile(
+      dir.Write("s.json", "{\"comment\": \"\\\"" + std::string(1000, '[') + "\"}"), &cfg, &err))
+      << err;
+}
+
+TEST(ConfigFile, RefusesFilesOverOneMiB) {
+  const std::string doc = R"({"iterations": 3})";
+  std::string at_limit = doc + std::string((1 << 20) - doc.size(), ' ');
+  TempDir dir;
+  Config cfg;
+  std::string err;
+  EXPECT_TRUE(LoadConfigFile(dir.Write("limit.json", at_limit), &cfg, &err)) << err;
+  EXPECT_EQ(LoadError(at_limit + " "), "c.json: too large (more than 1 MiB)");
+}
+
+// ---- Shipped configs and the JSON form ----
+
+std::vector<std::string> ShippedConfigs() {
+  std::vector<std::string> paths;
+  for (const auto& e : std::filesystem::directory_iterator(kSourceDir + "/configs"))
+    if (e.path().extension() == ".json")
+      paths.push_back(e.path().string());
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+Config LoadShipped(const std::string& name) {
+  Config cfg;
+  std::string err;
+  EXPECT_TRUE(LoadConfigFile(kSourceDir + "/configs/" + name, &cfg, &err)) << err;
+  return cfg;
+}
+
+TEST(ConfigShipped, EveryFileLoadsAndRoundTrips) {
+  std::set<std::string> names;
+  for (const std::string& path : ShippedConfigs()) {
+    names.insert(std::filesystem::path(path).filename().string());
+    Config cfg;
+    std::string err;
+    ASSERT_TRUE(LoadConfigFile(path, &cfg, &err)) << err;
+    const json j = ConfigToJson(cfg);
+    Config again;
+    ASSERT_TRUE(ApplyConfigJson(j, "roundtrip", &again, &err)) << path << ": " << err;
+    EXPECT_EQ(ConfigToJson(again), j) << path;
+  }
+  for (const char* want :
+       {"default.json", "soak-24h.json", "all-cpus.json", "sweep.json", "random.json"})
+    EXPECT_EQ(names.count(want), 1u) << want;
+}
+
+TEST(ConfigShipped, DefaultJsonIsWhatRunsWithoutConfig) {
+  EXPECT_EQ(ConfigToJson(LoadShipped("default.json")), ConfigToJson(Config{}));
+  Config cfg = LoadShipped("default.json");
+  EXPECT_EQ(cfg.pattern, Pattern::kRoundRobin);
+  EXPECT_EQ(cfg.cpus, "all");
+  EXPECT_EQ(cfg.min_online, 1);
+  EXPECT_EQ(cfg.iterations, 1000u);
+}
+
+TEST(ConfigShipped, EachFileSaysWhatItRuns) {
+  Config soak = LoadShipped("soak-24h.json");
+  EXPECT_EQ(soak.pattern, Pattern::kAll);
+  EXPECT_EQ(soak.duration_ns, 24ull * 3600 * 1000000000);
+  EXPECT_EQ(soak.iterations, 0u);
+  EXPECT_FALSE(soak.stop_on_error);
+  EXPECT_EQ(soak.oplog, "");
+  Config all = LoadShipped("all-cpus.json");
+  EXPECT_EQ(all.pattern, Pattern::kAll);
+  EXPECT_EQ(all.iterations, 10000u);
+  Config sweep = LoadShipped("sweep.json");
+  EXPECT_EQ(sweep.pattern, Pattern::kSweep);
+  EXPECT_TRUE(sweep.sweep.levels.empty());
+  EXPECT_EQ(sweep.sweep.cycles_per_level, 100);
+  EXPECT_EQ(sweep.iterations, 0u);  // the sweep ends itself; a limit would cut it short
+  Config random = LoadShipped("random.json");
+  EXPECT_EQ(random.pattern, Pattern::kRandom);
+  EXPECT_EQ(random.iterations, 10000u);
+  EXPECT_EQ(random.seed, std::optional<uint64_t>(1));
+}
+
+TEST(ConfigShipped, ReadmeDocumentsEveryKey) {
+  std::ifstream in(kSourceDir + "/configs/README.md");
+  ASSERT_TRUE(in) << "configs/README.md";
+  std::stringstream readme;
+  readme << in.rdbuf();
+  std::vector<std::string> keys = {"/comment"};
+  const json j = ConfigToJson(Config{});
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    keys.push_back("/" + it.key());
+    if (it->is_object())
+      for (auto sub = it->begin(); sub != it->end(); ++sub)
+        keys.push_back("/" + it.key() + "/" + sub.key());
+  }
+  for (const std::string& key : keys)
+    EXPECT_NE(readme.str().find("`" + key + "`"), std::string::npos) << key;
+}
+
+TEST(ConfigToJson, RoundTripsEveryField) {
+  Config cfg;
+  cfg.pattern = Pattern::kRandom;
+  cfg.cpus = "2,4-6";
+  cfg.min_online = 3;
+  cfg.iterations = 0;
+  cfg.duration_ns = 9000000000001;
+  cfg.seed = UINT64_MAX;
+  cfg.stop_on_error = true;
+  cfg.lost_cpu_after = 0;
+  cfg.tracepoints = false;
+  cfg.interval_ns = 1500;
+  cfg.backend = "sim";
+  cfg.sysfs_root = "/tmp/sys";
+  cfg.state_dir = "/tmp/state";
+  cfg.report = "out/report.json";
+  cfg.oplog = "out/ops.jsonl";
+  cfg.progress = ProgressMode::kAlways;
+  cfg.sweep = {{1, 3, 9}, 7, 5};
+  cfg.sim = {16, 1, 2, 3, 4, 0.1, 0.3};
+  cfg.kmod = {false, "/dev/other_probe"};
+  const json j = ConfigToJson(cfg);
+  EXPECT_EQ(j["duration"], "2h30m1ns");
+  EXPECT_EQ(j["interval"], "1us500ns");
+  EXPECT_EQ(j["seed"], UINT64_MAX);
+  EXPECT_EQ(j["progress"], "always");
+  EXPECT_EQ(j["lost_cpu_after"], 0);
+  EXPECT_EQ(j["sweep"]["levels"], json({1, 3, 9}));
+  Config back;
+  std::string err;
+  ASSERT_TRUE(ApplyConfigJson(j, "j", &back, &err)) << err;
+  EXPECT_EQ(ConfigToJson(back), j);
+  EXPECT_EQ(back.sim.jitter, 0.1);
+  EXPECT_EQ(back.seed, cfg.seed);
+  EXPECT_FALSE(back.kmod.enabled);
+  EXPECT_EQ(back.kmod.device, "/dev/other_probe");
+
+  const json d = ConfigToJson(Config{});
+  EXPECT_EQ(d["seed"], nullptr);
+  EXPECT_EQ(d["sweep"]["levels"], "auto");
+  EXPECT_EQ(d["duration"], "0");
+  EXPECT_EQ(d.size(), 26u);  // every struct key, no "comment"
+}
+
+TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {
+  const char* saved = std::getenv("STATE_DIRECTORY");
+  std::string saved_value = saved ? saved : "";
+  Config cfg;
+  unsetenv("STATE_DIRECTORY");
+  EXPECT_EQ(ResolveStateDir(cfg), "/var/lib/cpuhp-stress");
+  setenv("STATE_DIRECTORY", "", 1);
+  EXPECT_EQ(ResolveStateDir(cfg), "/var/lib/cpuhp-stress");
+  setenv("STATE_DIRECTORY", "/var/lib/a:/var/lib/b", 1);
+  EXPECT_EQ(ResolveStateDir(cfg), "/var/lib/a");
+  setenv("STATE_DIRECTORY", ":/var/lib/b", 1);
+  EXPECT_EQ(ResolveStateDir(cfg), "/var/lib/cpuhp-stress");
+  cfg.state_dir = "/srv/state";
+  EXPECT_EQ(ResolveStateDir(cfg), "/srv/state");
+  if (saved)
+    setenv("STATE_DIRECTORY", saved_value.c_str(), 1);
+  else
+    unsetenv("STATE_DIRECTORY");
+}
+
+}  // namespace
+}  // namespace cpuhp
+
+namespace cpuhp {
+namespace {
+
+TEST(ConfigHealth, DisturbanceAndHealthKeys) {
+  Config cfg = ApplyOk(R"({"disturbance": {"enabled": true, "cpus": "0,2", "period": "500us",
+                          "fifo_priority": 80, "baseline": "250ms"},
+                          "health": {"enabled": false, "on_kernel_warning": "stop",
+                                     "per_kind": {"warning": "continue", "rcu_stall": "stop"}}})");
+  EXPECT_TRUE(cfg.disturbance.enabled);
+  EXPECT_EQ(cfg.disturbance.cpus, "0,2");
+  EXPECT_EQ(cfg.disturbance.period_ns, 500000u);
+  EXPECT_EQ(cfg.disturbance.fifo_priority, 80);
+  EXPECT_EQ(cfg.disturbance.baseline_ns, 250000000u);
+  EXPECT_FALSE(cfg.health.enabled);
+  EXPECT_TRUE(cfg.health.stop_on_kernel_warning);
+  EXPECT_EQ(cfg.health.stop_kind,
+            (std::map<std::string, bool>{{"warning", false}, {"rcu_stall", true}}));
+  const json j = ConfigToJson(cfg);
+  EXPECT_EQ(j["disturbance"]["period"], "500us");
+  EXPECT_EQ(j["health"]["per_kind"], json({{"warning", "continue"}, {"rcu_stall", "stop"}}));
+  Config back;
+  std::string err;
+  ASSERT_TRUE(ApplyConfigJson(j, "j", &back, &err)) << err;
+  EXPECT_EQ(ConfigToJson(back), j);
+  // Defaults: probes off, health on and continuing.
+  Config def;
+  EXPECT_FALSE(def.disturbance.enabled);
+  EXPECT_EQ(def.disturbance.period_ns, 1000000u);
+  EXPECT_TRUE(def.health.enabled);
+  EXPECT_FALSE(def.health.stop_on_kernel_warning);
+}
+
+TEST(ConfigHealth, BadValuesNameTheKey) {
+  EXPECT_EQ(ApplyError(R"({"disturbance": {"period": "1us"}})"),
+            "t.json: /disturbance/period: expected a period from 10us to 1s, got \"1us\"");
+  EXPECT_EQ(ApplyError(R"({"disturbance": {"period": "2s"}})"),
+            "t.json: /disturbance/period: expected a period from 10us to 1s, got \"2s\"");
+  EXPECT_EQ(ApplyError(R"({"disturbance": {"fifo_priority": 100}})"),
+            "t.json: /disturbance/fifo_priority: expected an integer from 0 to 99, got 100");
+  EXPECT_EQ(ApplyError(R"({"disturbance": {"cpus": "x"}})"),
+            "t.json: /disturbance/cpus: expected \"auto\" or a non-empty CPU list like "
+            "\"0,2-3\", got \"x\"");
+  EXPECT_EQ(ApplyError(R"({"disturbance": {"baseline": "2h"}})"),
+            "t.json: /disturbance/baseline: expected a duration from 0 to 1h, got \"2h\"");
+  EXPECT_EQ(ApplyError(R"({"health": {"on_kernel_warning": "panic"}})"),
+            "t.json: /health/on_kernel_warning: expected one of \"continue\", \"stop\", got "
+            "\"panic\"");
+  EXPECT_EQ(ApplyError(R"({"health": {"per_kind": {"warn": "stop"}}})"),
+            "t.json: /health/per_kind/warn: unknown key (known keys: soft_lockup, hard_lockup, "
+            "rcu_stall, hung_task, failed_online, didnt_die, oops, bug, warning)");
+  EXPECT_EQ(ApplyError(R"({"health": {"per_kind": {"bug": true}}})"),
+            "t.json: /health/per_kind/bug: expected one of \"continue\", \"stop\", got true");
+  EXPECT_EQ(ApplyError(R"({"health": {"per_kind": []}})"),
+            "t.json: /health/per_kind: expected a JSON object of kind: \"continue\" or "
+            "\"stop\", got []");
+}
+
+}  // namespace
+}  // namespace cpuhp

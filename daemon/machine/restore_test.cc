@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "machine/restore.h"
+
+#include <errno.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "testing/fake_sysfs.h"
+#include "machine/sim_cpu_control.h"
+
+namespace cpuhp {
+namespace {
+
+std::string TempDir() {
+  char tmpl[] = "/tmp/cpuhp-state.XXXXXX";
+  return mkdtemp(tmpl);
+}
+
+TEST(RestoreTest, StateFileRoundTrip) {
+  std::string d = TempDir();
+  StateDir dir(d);
+  std::string err;
+  ASSERT_TRUE(dir.Lock(&err)) << err;
+  EXPECT_FALSE(dir.HasState());
+  SavedState s{1234,      "boot",   "2026-11-30T00:00:00.000Z", "/sys/devices/system/cpu",
+               {0, 1, 3}, {1, 2, 3}};
+  ASSERT_TRUE(dir.Write(s, &err)) << err;
+  EXPECT_TRUE(dir.HasState());
+  SavedState r;
+  ASSERT_TRUE(dir.Read(&r, &err)) << err;
+  EXPECT_EQ(r.pid, 1234);
+  EXPECT_EQ(r.online_at_start, (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(r.controlled, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(r.sysfs_root, "/sys/devices/system/cpu");
+  ASSERT_TRUE(dir.Remove(&err));
+  EXPECT_FALSE(dir.HasState());
+  std::filesystem::remove_all(d);
+}
+
+TEST(RestoreTest, ASecondRunCannotTakeTheLock) {
+  std::string d = TempDir();
+  StateDir a(d);
+  StateDir b(d);
+  std::string err;
+  ASSERT_TRUE(a.Lock(&err));
+  EXPECT_FALSE(b.Lock(&err));
+  EXPECT_EQ(err, d + "/lock: another cpuhp-stress run holds this state directory (pid " +
+                     std::to_string(getpid()) + ")");
+  std::filesystem::remove_all(d);
+}
+
+TEST(RestoreTest, CorruptStateFileIsRefusedWithItsPath) {
+  std::string d = TempDir();
+  StateDir dir(d);
+  std::string err;
+  SavedState r;
+  for (const char* bad :
+       {"", "garbage\x01", "[]", "{\"online_at_start\": 3}",
+        "{\"online_at_start\": \"0-x\", \"controlled\": \"1\", \"sysfs_root\": \"/\"}",
+        "{\"online_at_start\": \"\", \"controlled\": \"1\", \"sysfs_root\": \"/\"}"}) {
+    std::ofstream(dir.state_path()) << bad;
+    EXPECT_FALSE(dir.Read(&r, &err)) << bad;
+    EXPECT_EQ(err.rfind(dir.state_path() + ": corrupt state file: ", 0), 0u) << err;
+  }
+  std::filesystem::remove_all(d);
+}
+
+TEST(RestoreTest, RestoresExactlyTheMask) {
+  FakeSysfs fs(4);
+  fs.Write("cpu1/online", "0\n");
+  fs.Write("cpu3/online", "1\n");
+  auto ctl = NewSysfsCpuControl(fs.root());
+  // At start cpu1 and cpu2 were online, cpu3 offline.
+  RestoreResult r = RestoreMask(ctl.get(), {1, 2, 3}, {0, 1, 2});
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.writes, 2);
+  EXPECT_EQ(fs.Online(1), '1');
+  EXPECT_EQ(fs.Online(2), '1');
+  EXPECT_EQ(fs.Online(3), '0');
+}
+
+TEST(RestoreTest, RetriesTransientBusyAndReportsHardFailures) {
+  SimConfig c;
+  c.cpus = 3;
+  SimCpuControl sim(c, 1);
+  sim.SetOnline(1, false);
+  sim.SetOnline(2, false);
+  sim.QueueFault({1, EBUSY, false});
+  sim.QueueFault({1, EBUSY, false});
+  sim.QueueFault({2, EIO, false});
+  RestoreResult r = RestoreMask(&sim, {1, 2}, {0, 1, 2});
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(sim.ReadOnline(1, nullptr), 1);  // after two EBUSY
+  ASSERT_EQ(r.failures.size(), 1u);
+  EXPECT_EQ(r.failures[0], "cpu2 online: EIO");
+}
+
+}  // namespace
+}  // namespace cpuhp

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "machine/cpu_control.h"
+#include "testing/fake_sysfs.h"
+#include "machine/topology.h"
+
+namespace cpuhp {
+namespace {
+
+TEST(SysfsCpuControlTest, DiscoversTheTree) {
+  FakeSysfs fs(4);
+  fs.Write("online", "0-2\n");
+  fs.Write("cpu3/online", "0\n");
+  fs.Write("isolated", "2\n");
+  fs.Write("nohz_full", "2-3\n");
+  auto ctl = NewSysfsCpuControl(fs.root());
+  Topology t;
+  std::string err;
+  ASSERT_TRUE(DiscoverTopology(ctl.get(), &t, &err)) << err;
+  EXPECT_EQ(t.present, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(t.online, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(t.hotpluggable, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(t.isolated, (std::vector<int>{2}));
+  EXPECT_EQ(t.nohz_full, (std::vector<int>{2, 3}));
+  EXPECT_TRUE(t.has_nohz_full_file);
+  EXPECT_EQ(t.max_cpu, 3);
+  EXPECT_EQ(TopologyToJson(t)["hotpluggable"], "1-3");
+}
+
+TEST(SysfsCpuControlTest, MissingOptionalFilesAreNotErrors) {
+  FakeSysfs fs(2);
+  std::filesystem::remove(fs.root() + "/isolated");
+  auto ctl = NewSysfsCpuControl(fs.root());
+  Topology t;
+  std::string err;
+  ASSERT_TRUE(DiscoverTopology(ctl.get(), &t, &err)) << err;
+  EXPECT_FALSE(t.has_isolated_file);
+  EXPECT_FALSE(t.has_nohz_full_file);
+  EXPECT_TRUE(TopologyToJson(t)["nohz_full"].is_null());
+}
+
+TEST(SysfsCpuControlTest, NullNohzFullMaskIsEmpty) {
+  FakeSysfs fs(4);
+  fs.Write("nohz_full", "(null)\n");
+  auto ctl = NewSysfsCpuControl(fs.root());
+  Topology t;
+  std::string err;
+  ASSERT_TRUE(DiscoverTopology(ctl.get(), &t, &err)) << err;
+  EXPECT_TRUE(t.has_nohz_full_file);
+  EXPECT_TRUE(t.nohz_full.empty());
+  EXPECT_EQ(TopologyToJson(t)["nohz_full"], "");
+}
+
+TEST(SysfsCpuControlTest, MissingOrCorruptRequiredFilesNameThePath) {
+  FakeSysfs fs(2);
+  auto ctl = NewSysfsCpuControl(fs.root());
+  Topology t;
+  std::string err;
+  fs.Write("online", "0-x\n");
+  EXPECT_FALSE(DiscoverTopology(ctl.get(), &t, &err));
+  EXPECT_EQ(err.rfind(fs.root() + "/online: bad CPU list", 0), 0u) << err;
+  std::filesystem::remove(fs.root() + "/present");
+  EXPECT_FALSE(DiscoverTopology(ctl.get(), &t, &err));
+  EXPECT_EQ(err, fs.root() + "/present: cannot read: No such file or directory");
+  auto none = NewSysfsCpuControl("/nonexistent/cpu");
+  EXPECT_FALSE(DiscoverTopology(none.get(), &t, &err));
+}
+
+TEST(SysfsCpuControlTest, WritesAndReadsBackTheOnlineFile) {
+  FakeSysfs fs(2);
+  auto ctl = NewSysfsCpuControl(fs.root());
+  std::string err;
+  EXPECT_FALSE(ctl->HasOnlineFile(0));
+  EXPECT_TRUE(ctl->HasOnlineFile(1));
+  EXPECT_EQ(ctl->WriteOnline(1, false), 0);
+  EXPECT_EQ(fs.Online(1), '0');
+  EXPECT_EQ(ctl->ReadOnline(1, &err), 0);
+  EXPECT_EQ(ctl->WriteOnline(1, true), 0);
+  EXPECT_EQ(ctl->ReadOnline(1, &err), 1);
+  // cpu0 has no online file: the write fails with the open errno.
+  EXPECT_EQ(ctl->WriteOnline(0, false), ENOENT);
+  EXPECT_EQ(ctl->ReadOnline(0, &err), -1);
+  EXPECT_EQ(err, fs.root() + "/cpu0/online: open: No such file or directory");
+  fs.Write("cpu1/online", "x\n");
+  EXPECT_EQ(ctl->ReadOnline(1, &err), -1);
+  EXPECT_EQ(err, fs.root() + "/cpu1/online: unexpected content");
+}
+
+TEST(SysfsCpuControlTest, AWriteErrorIsReturnedAsErrno) {
+  FakeSysfs fs(3);
+  // A directory where the file should be: open(O_RDWR) fails with EISDIR.
+  std::filesystem::remove(fs.root() + "/cpu2/online");
+  std::filesystem::create_directory(fs.root() + "/cpu2/online");
+  auto ctl = NewSysfsCpuControl(fs.root());
+  EXPECT_EQ(ctl->WriteOnline(2, false), EISDIR);
+}
+
+}  // namespace
+}  // namespace cpuhp

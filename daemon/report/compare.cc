@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "report/compare.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "stats/histogram.h"
+#include "util/json_file.h"
+#include "stats/quantile_ci.h"
+#include "report/report.h"
+#include "util/report_json.h"
+
+namespace cpuhp {
+namespace {
+
+using nlohmann::json;
+using report_json::Fmt;
+using report_json::Get;
+using report_json::IsSummary;
+using report_json::Str;
+using report_json::U64;
+
+constexpr const char* kDirs[] = {"offline", "online"};
+constexpr size_t kMaxGenericRows = 2000;
+constexpr int kMaxDepth = 8;
+
+// Sections with a meaning compare knows (or that describe the run, not its
+// latency); every other top-level section is walked generically.
+const std::set<std::string> kCoreSections = {"schema_version",
+                                             "tool",
+                                             "interim",
+                                             "host",
+                                             "config",
+                                             "seed",
+                                             "cpus",
+                                             "run",
+                                             "totals",
+                                             "directions",
+                                             "per_cpu",
+                                             "per_online_count",
+                                             "errors",
+                                             "first_errors",
+                                             "first_errors_dropped",
+                                             "restore",
+                                             "process",
+                                             "timeline",
+                                             "soak"};
+
+bool HistogramOf(const json& summary, Histogram* h) {
+  auto it = summary.find("histogram");
+  if (it == summary.end())
+    return false;
+  std::string err;
+  return h->FromJson(*it, &err) && h->count() == U64(summary, "count");
+}
+
+double ThresholdFor(const CompareOptions& o, const std::string& name, const std::string& dir,
+                    const std::string& stat) {
+  for (const std::string& key : {name, dir + "." + stat, stat, dir}) {
+    auto it = o.overrides.find(key);
+    if (it != o.overrides.end())
+      return it->second;
+  }
+  return o.threshold;
+}
+
+Metric MakeMetric(const std::string& name, const std::string& dir, const char* stat, double q,
+                  const json& b, const json& c, bool have_hists, const Histogram& hb,
+                  const Histogram& hc, const CompareOptions& o, uint64_t seed) {
+  Metric m;
+  m.name = name + "." + stat;
+  m.stat = stat;
+  std::string key = std::string(stat) + "_ns";
+  m.base_ns = static_cast<double>(U64(b, key.c_str()));
+  m.cand_ns = static_cast<double>(U64(c, key.c_str()));
+  m.ratio = m.base_ns > 0 ? m.cand_ns / m.base_ns : 0;
+  m.threshold = ThresholdFor(o, m.name, dir, stat);
+  // A percentile bootstrap needs samples beyond the quantile: at least 20
+  // for the median and 10 above it for a tail quantile (1000 for p99).
+  // Fewer (such as the sweep's one-off set-up operations) get no verdict.
+  const double min_n = std::max(20.0, 10.0 / (1.0 - q));
+  if (have_hists && static_cast<double>(std::min(hb.count(), hc.count())) >= min_n) {
+    RatioInterval ci = QuantileRatioInterval(hb, hc, q, o.confidence, o.resamples, seed);
+    if (ci.ok) {
+      m.has_ci = true;
+      m.ci_lo = ci.lo;
+      m.ci_hi = ci.hi;
+      if (ci.lo > 1 + m.threshold)
+        m.verdict = Verdict::kRegressed;
+      else if (ci.hi < 1 - m.threshold)
+        m.verdict = Verdict::kImproved;
+      else
+        m.verdict = Verdict::kNoChange;
+    }
+  }
+  return m;
+}
+
+uint64_t Seed(const CompareOptions& o, const std::string& name) {
+  return o.seed ^ std::hash<std::string>{}(name);
+}
+
+CompareRow MakeRow(const std::string& group, const std::string& label, const std::string& name,
+                   const std::string& dir, const json& b, const json& c, const CompareOptions& o) {
+  CompareRow r;
+  r.group = group;
+  r.label = label;
+  r.base_count = U64(b, "count");
+  r.cand_count = U64(c, "count");
+  r.base_max_ns = U64(b, "max_ns");
+  r.cand_max_ns = U64(c, "max_ns");
+  Histogram hb, hc;
+  bool have = HistogramOf(b, &hb) && HistogramOf(c, &hc);
+  r.p50 = MakeMetric(name, dir, "p50", 0.50, b, c, have, hb, hc, o, Seed(o, name + "p50"));
+  r.p99 = MakeMetric(name, dir, "p99", 0.99, b, c, have, hb, hc, o, Seed(o, name + "p99"));
+  return r;
+}
+
+// Array elements are matched by every identity field they carry: a kernel
+// state is one (direction, where, state, function), a named phase one
+// (name, direction, where); the same state name of the other direction or
+// another context is another element.
+std::string ElementKey(const json& e, size_t index) {
+  std::string key;
+  if (e.is_object())
+    for (const char* k : {"name", "phase", "direction", "state", "function", "where", "online_cpus",
+                          "cpu", "id", "index", "i"}) {
+      auto it = e.find(k);
+      if (it == e.end() || !(it->is_string() || it->is_number() || it->is_null()))
+        continue;
+      key += (key.empty() ? "" : ",") + std::string(k) + "=" +
+             (it->is_string() ? it->get<std::string>() : it->dump());
+    }
+  return key.empty() ? std::to_string(index) : key;
+}
+
+// Rows of a timing source are grouped per source ("timing_sources.kmod").
+std::string GroupOf(const std::string& path) {
+  size_t dot = path.find('.');
+  std::string first = path.substr(0, dot);
+  if (first != "timing_sources" || dot == std::string::npos)
+    return first;
+  size_t end = path.find_first_of(".[", dot + 1);
+  return path.substr(0, end);
+}
+
+void Walk(const json& b, const json& c, const std::string& path, int depth, const CompareOptions& o,
+          Comparison* out, size_t* generic) {
+  if (depth > kMaxDepth || *generic >= kMaxGenericRows || b.type() != c.type())
+    return;
+  if (IsSummary(b) && IsSummary(c)) {
+    std::string group = GroupOf(path);
+    std::string dir = path.find("offline") != std::string::npos  ? "offline"
+                      : path.find("online") != std::string::npos ? "online"
+                                                                 : "";
+    out->rows.push_back(MakeRow(group, path, path, dir, b, c, o));
+    ++*generic;
+    return;
+  }
+  if (b.is_object()) {
+    for (const auto& [k, v] : b.items()) {
+      auto it = c.find(k);
+      if (it != c.end())
+        Walk(v, *it, path + "." + k, depth + 1, o, out, generic);
+    }
+  } else if (b.is_array()) {
+    std::map<std::string, const json*> cand;
+    for (size_t i = 0; i < c.size(); i++)
+      cand.emplace(ElementKey(c[i], i), &c[i]);
+    for (size_t i = 0; i < b.size(); i++) {
+      std::string key = ElementKey(b[i], i);
+      auto it = cand.find(key);
+      if (it != cand.end())
+        Walk(b[i], *it->second, path + "[" + key + "]", depth + 1, o, out, generic);
+    }
+  }
+}
+
+std::map<int64_t, const json*> Levels(const json& report, const char* dir) {
+  std::map<int64_t, const json*> out;
+  const json& levels = Get(Get(report, "per_online_count"), dir);
+  if (levels.is_array())
+    for (const json& l : levels)
+      if (IsSummary(l))
+        out[static_cast<int64_t>(U64(l, "online_cpus"))] = &l;
+  return out;
+}
+
+std::string Rate(uint64_t n, uint64_t ops) {
+  return Fmt("%" PRIu64 " of %" PRIu64 " ops", n, ops);
+}
+
+// A count of bad events: more in the candidate (relative to its ops) regresses.
+CompareCheck CountCheck(const char* name, uint64_t bn, uint64_t bops, uint64_t cn, uint64_t cops,
+                        double threshold) {
+  CompareCheck k;
+  k.name = name;
+  k.base = Rate(bn, bops);
+  k.cand = Rate(cn, cops);
+  double br = bops ? static_cast<double>(bn) / static_cast<double>(bops) : 0;
+  double cr = cops ? static_cast<double>(cn) / static_cast<double>(cops) : 0;
+  if (cn > 0 && (bn == 0 || cr > br * (1 + threshold)))
+    k.verdict = Verdict::kRegressed;
+  else if (bn > 0 && (cn == 0 || cr < br * (1 - threshold)))
+    k.verdict = Verdict::kImproved;
+  return k;
+}
+
+std::string RestoreState(const json& r) {
+  const json& restore = Get(r, "restore");
+  if (!restore.is_object() || !restore.contains("ok") || !restore["ok"].is_boolean())
+    return "not run";
+  return restore["ok"].get<bool>() ? "ok" : "FAILED";
+}
+
+std::string Ms(double ns) {
+  return Fmt("%.3f", ns / 1e6);
+}
+
+std::string RatioText(const Metric& m) {
+  return m.base_ns > 0 ? Fmt("%.3f", m.ratio) : "-";
+}
+
+std::string CiText(const Metric& m) {
+  return m.has_ci ? Fmt("[%.3f, %.3f]", m.ci_lo, m.ci_hi) : "-";
+}
+
+std::string Pct(double f) {
+  return Fmt("%g%%", f * 100);
+}
+
+std::string RowVerdictText(const CompareRow& r) {
+  Verdict v = r.verdict();
+  if (v == Verdict::kNotApplicable)
+    return "n/a";
+  std::string which;
+  for (const Metric* m : {&r.p50, &r.p99})
+    if (m->verdict == v && v != Verdict::kNoChange)
+      which += (which.empty() ? "" : ",") + m->stat;
+  return which.empty() ? VerdictName(v) : std::string(VerdictName(v)) + " (" + which + ")";
+}
+
+std::vector<std::string> Groups(const Comparison& c) {
+  std::vector<std::string> groups;
+  for (const CompareRow& r : c.rows)
+    if (std::find(groups.begin(), groups.end(), r.group) == groups.end())
+      groups.push_back(r.group);
+  return groups;
+}
+
+std::string FirstColumn(const std::string& group) {
+  if (group.find("latency") != std::string::npos)
+    return "online CPUs";
+  if (group.rfind("per_cpu", 0) == 0)
+    return "CPU";
+  return "section";
+}
+
+}  // namespace
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kNoChange:
+      return "no change";
+    case Verdict::kImproved:
+      return "improved";
+    case Verdict::kRegressed:
+      return "REGRESSED";
+    case Verdict::kNotApplicable:
+      break;
+  }
+  return "n/a";
+}
+
+Verdict CompareRow::verdict() const {
+  if (p50.verdict == Verdict::kRegressed || p99.verdict == Verdict::kRegressed)
+    return Verdict::kRegressed;
+  if (p50.verdict == Verdict::kImproved || p99.verdict == Verdict::kImproved)
+    return Verdict::kImproved;
+  if (p50.verdict == Verdict::kNoChange || p99.verdict == Verdict::kNoChange)
+    return Verdict::kNoChange;
+  return Verdict::kNotApplicable;
+}
+
+int Comparison::regressions() const {
+  int n = 0;
+  for (const CompareRow& r : rows)
+    n += (r.p50.verdict == Verdict::kRegressed) + (r.p99.verdict == Verdict::kRegressed);
+  for (const CompareCheck& k : checks)
+    n += k.verdict == Verdict::kRegressed;
+  return n;
+}
+
+int Comparison::improvements() const {
+  int n = 0;
+  for (const CompareRow& r : rows)
+    n += (r.p50.verdict == Verdict::kImproved) + (r.p99.verdict == Verdict::kImproved);
+  for (const CompareCheck& k : checks)
+    n += k.verdict == Verdict::kImproved;
+  return n;
+}
+
+bool Comparison::regressed() const {
+  return regressions() > 0;
+}
+
+bool ParseReport(const std::string& text, const std::string& source, json* out, std::string* err) {
+  json j;
+  if (!ParseJsonText(text, source, &j, err))
+    return false;
+  if (!j.is_object() || !j.contains("schema_version")) {
+    *err = source + ": not a cpuhp-stress report (no schema_version)";
+    return false;
+  }
+  if (j["schema_version"] != kReportSchemaVersion) {
+    *err = source + ": schema_version " + j["schema_version"].dump() +
+           ", this cpuhp-stress reads " + std::to_string(kReportSchemaVersion);
+    return false;
+  }
+  for (const char* key : {"directions", "per_online_count", "totals"}) {
+    if (!Get(j, key).is_object()) {
+      *err = source + ": " + key + ": missing or not an object";
+      return false;
+    }
+  }
+  *out = std::move(j);
+  return true;
+}
+
+bool LoadReport(const std::string& path, json* out, std::string* err) {
+  std::string text;
+  return ReadSmallFile(path, kMaxReportBytes, &text, err) && ParseReport(text, path, out, err);
+}
+
+bool CheckComparable(const json& base, const json& cand, std::string* err) {
+  std::string bs = Str(Get(base, "cpus"), "selected");
+  std::string cs = Str(Get(cand, "cpus"), "selected");
+  if (bs != cs) {
+    *err = "different CPU sets: baseline operated on CPUs " + (bs.empty() ? "?" : bs) +
+           ", candidate on " + (cs.empty() ? "?" : cs);
+    return false;
+  }
+  std::string bp = Str(Get(Get(base, "host"), "cpus"), "present_list");
+  std::string cp = Str(Get(Get(cand, "host"), "cpus"), "present_list");
+  if (!bp.empty() && !cp.empty() && bp != cp) {
+    *err = "different CPU sets: baseline machine has CPUs " + bp + " present, candidate " + cp;
+    return false;
+  }
+  return true;
+}
+
+Comparison Compare(const json& base, const json& cand, const CompareOptions& opts) {
+  Comparison out;
+  out.options = opts;
+  for (const char* dir : kDirs) {
+    std::string group = std::string(dir) + " latency";
+    auto bl = Levels(base, dir);
+    auto cl = Levels(cand, dir);
+    for (const auto& [online, b] : bl) {
+      auto it = cl.find(online);
+      if (it == cl.end()) {
+        out.notes.push_back(
+            Fmt("%s at %" PRId64 " online CPUs: only in the baseline", dir, online));
+        continue;
+      }
+      out.rows.push_back(MakeRow(group, std::to_string(online),
+                                 std::string(dir) + "@online=" + std::to_string(online), dir, *b,
+                                 *it->second, opts));
+    }
+    for (const auto& [online, c] : cl)
+      if (!bl.count(online))
+        out.notes.push_back(
+            Fmt("%s at %" PRId64 " online CPUs: only in the candidate", dir, online));
+    const json& b = Get(Get(base, "directions"), dir);
+    const json& c = Get(Get(cand, "directions"), dir);
+    if (IsSummary(b) && IsSummary(c))
+      out.rows.push_back(MakeRow(group, "all", dir, dir, b, c, opts));
+  }
+  // Per CPU: summaries only (no buckets), ratios without verdicts.
+  for (const char* dir : kDirs) {
+    std::map<int64_t, const json*> bc, cc;
+    for (const json* r : {&base, &cand}) {
+      const json& cpus = Get(*r, "per_cpu");
+      if (cpus.is_array())
+        for (const json& e : cpus)
+          if (IsSummary(Get(e, dir)))
+            (r == &base ? bc : cc)[static_cast<int64_t>(U64(e, "cpu"))] = &Get(e, dir);
+    }
+    for (const auto& [cpu, b] : bc) {
+      auto it = cc.find(cpu);
+      if (it != cc.end() && (U64(*b, "count") || U64(*it->second, "count")))
+        out.rows.push_back(MakeRow(std::string("per_cpu ") + dir, "cpu" + std::to_string(cpu),
+                                   "per_cpu.cpu" + std::to_string(cpu) + "." + dir, dir, *b,
+                                   *it->second, opts));
+    }
+  }
+  const json& bt = Get(base, "totals");
+  const json& ct = Get(cand, "totals");
+  out.checks.push_back(CountCheck("failed_operations", U64(bt, "failed"), U64(bt, "ops"),
+                                  U64(ct, "failed"), U64(ct, "ops"), opts.threshold));
+  out.checks.push_back(CountCheck("readback_mismatches", U64(bt, "readback_mismatches"),
+                                  U64(bt, "ops"), U64(ct, "readback_mismatches"), U64(ct, "ops"),
+                                  opts.threshold));
+  CompareCheck restore;
+  restore.name = "restore";
+  restore.base = RestoreState(base);
+  restore.cand = RestoreState(cand);
+  if (restore.cand == "FAILED" && restore.base != "FAILED")
+    restore.verdict = Verdict::kRegressed;
+  else if (restore.base == "FAILED" && restore.cand == "ok")
+    restore.verdict = Verdict::kImproved;
+  out.checks.push_back(restore);
+
+  // Optional sections (kernel phases and states, disturbance, ...) and the
+  // timing sources' sections: every latency summary at the same path.
+  size_t generic = 0;
+  for (const auto& [key, b] : base.items()) {
+    if (kCoreSections.count(key))
+      continue;
+    auto it = cand.find(key);
+    if (it == cand.end()) {
+      out.notes.push_back("section " + key + ": only in the baseline, skipped");
+      continue;
+    }
+    size_t before = out.rows.size();
+    Walk(b, *it, key, 0, opts, &out, &generic);
+    if (out.rows.size() == before)
+      out.notes.push_back("section " + key + ": no latency summaries in both reports, skipped");
+  }
+  for (const auto& [key, c] : cand.items())
+    if (!kCoreSections.count(key) && !base.contains(key))
+      out.notes.push_back("section " + key + ": only in the candidate, skipped");
+  // A timing source that measured in one report only is not compared: say so.
+  std::set<std::string> sources;
+  for (const json* r : {&base, &cand})
+    for (const auto& [name, v] : Get(*r, "timing_sources").items())
+      sources.insert(name);
+  for (const std::string& name : sources) {
+    std::string bwhy, cwhy;
+    std::string bs = report_json::SourceStatus(base, name.c_str(), &bwhy);
+    std::string cs = report_json::SourceStatus(cand, name.c_str(), &cwhy);
+    if (bs != cs)
+      out.notes.push_back("timing source " + name + ": " + bs + " in the baseline" +
+                          (bwhy.empty() ? "" : " (" + bwhy + ")") + ", " + cs +
+                          " in the candidate" + (cwhy.empty() ? "" : " (" + cwhy + ")") +
+                          ": not compared");
+  }
+  if (generic >= kMaxGenericRows)
+    out.notes.push_back(Fmt("stopped after %zu summaries in other sections", kMaxGenericRows));
+  std::string bclock = Str(Get(base, "run"), "clock");
+  std::string cclock = Str(Get(cand, "run"), "clock");
+  if (bclock != cclock)
+    out.notes.push_back("clocks differ: baseline " + bclock + ", candidate " + cclock);
+  return out;
+}
+
+std::string CompareText(const Comparison& c) {
+  std::string out = "baseline:  " + c.base_path + "\ncandidate: " + c.cand_path + "\n";
+  out +=
+      Fmt("threshold %s, %g %% confidence intervals of the ratio candidate/baseline "
+          "(bootstrap from the histograms)\n",
+          Pct(c.options.threshold).c_str(), c.options.confidence * 100);
+  for (const auto& [k, v] : c.options.overrides)
+    out += "  threshold for " + k + ": " + Pct(v) + "\n";
+  for (const std::string& g : Groups(c)) {
+    out += "\n" + g + " (ms)\n";
+    out +=
+        Fmt("  %-12s %7s %7s %9s %9s %6s %-16s %9s %9s %6s %-16s %9s %9s  %s\n",
+            FirstColumn(g).c_str(), "n base", "n cand", "p50 base", "p50 cand", "ratio", "95% CI",
+            "p99 base", "p99 cand", "ratio", "95% CI", "max base", "max cand", "verdict");
+    for (const CompareRow& r : c.rows) {
+      if (r.group != g)
+        continue;
+      out +=
+          Fmt("  %-12s %7" PRIu64 " %7" PRIu64 " %9s %9s %6s %-16s %9s %9s %6s %-16s %9s %9s  %s\n",
+              r.label.c_str(), r.base_count, r.cand_count, Ms(r.p50.base_ns).c_str(),
+              Ms(r.p50.cand_ns).c_str(), RatioText(r.p50).c_str(), CiText(r.p50).c_str(),
+              Ms(r.p99.base_ns).c_str(), Ms(r.p99.cand_ns).c_str(), RatioText(r.p99).c_str(),
+              CiText(r.p99).c_str(), Ms(static_cast<double>(r.base_max_ns)).c_str(),
+              Ms(static_cast<double>(r.cand_max_ns)).c_str(), RowVerdictText(r).c_str());
+    }
+  }
+  out += "\nchecks\n";
+  for (const CompareCheck& k : c.checks)
+    out += Fmt("  %-20s baseline %-22s candidate %-22s %s\n", k.name.c_str(), k.base.c_str(),
+               k.cand.c_str(), VerdictName(k.verdict));
+  for (const std::string& n : c.notes)
+    out += "note: " + n + "\n";
+  out += Fmt("\nverdict: %s (%d regressed, %d improved)\n",
+             c.regressed() ? "REGRESSED" : "nothing regressed", c.regressions(), c.improvements());
+  return out;
+}
+
+std::string CompareMarkdown(const Comparison& c) {
+  std::string out =
+      "## cpuhp-stress compare\n\nBaseline `" + c.base_path + "`, candidate `" + c.cand_path +
+      "`; threshold " + Pct(c.options.threshold) +
+      Fmt(", %g %% confidence intervals of the median ratio.\n", c.options.confidence * 100);
+  for (const std::string& g : Groups(c)) {
+    out += "\n### " + g + " (ms)\n\n";
+    out += "| " + FirstColumn(g) +
+           " | baseline | candidate | ratio | 95 % CI | p99 baseline | p99 candidate | p99 ratio "
+           "| verdict |\n";
+    out += "|---:|---:|---:|---:|:---:|---:|---:|---:|:---|\n";
+    for (const CompareRow& r : c.rows) {
+      if (r.group != g)
+        continue;
+      out += "| " + r.label + " | " + Ms(r.p50.base_ns) + " | " + Ms(r.p50.cand_ns) + " | " +
+             RatioText(r.p50) + " | " + CiText(r.p50) + " | " + Ms(r.p99.base_ns) + " | " +
+             Ms(r.p99.cand_ns) + " | " + RatioText(r.p99) + " | " + RowVerdictText(r) + " |\n";
+    }
+  }
+  out += "\n| check | baseline | candidate | verdict |\n|---|---|---|---|\n";
+  for (const CompareCheck& k : c.checks)
+    out +=
+        "| " + k.name + " | " + k.base + " | " + k.cand + " | " + VerdictName(k.verdict) + " |\n";
+  for (const std::string& n : c.notes)
+    out += "\n_note: " + n + "_\n";
+  out += Fmt("\n**verdict: %s** (%d regressed, %d improved)\n",
+             c.regressed() ? "REGRESSED" : "nothing regressed", c.regressions(), c.improvements());
+  return out;
+}
+
+json CompareJson(const Comparison& c) {
+  auto metric = [](const Metric& m) {
+    json j = {{"name", m.name},   {"base_ns", m.base_ns},     {"cand_ns", m.cand_ns},
+              {"ratio", m.ratio}, {"threshold", m.threshold}, {"verdict", VerdictName(m.verdict)}};
+    if (m.has_ci)
+      j["ci"] = {m.ci_lo, m.ci_hi};
+    return j;
+  };
+  json rows = json::array();
+  for (const CompareRow& r : c.rows)
+    rows.push_back({{"group", r.group},
+                    {"label", r.label},
+                    {"base_count", r.base_count},
+                    {"cand_count", r.cand_count},
+                    {"base_max_ns", r.base_max_ns},
+                    {"cand_max_ns", r.cand_max_ns},
+                    {"p50", metric(r.p50)},
+                    {"p99", metric(r.p99)}});
+  json checks = json::array();
+  for (const CompareCheck& k : c.checks)
+    checks.push_back({{"name", k.name},
+                      {"base", k.base},
+                      {"cand", k.cand},
+                      {"verdict", VerdictName(k.verdict)}});
+  return {{"baseline", c.base_path},
+          {"candidate", c.cand_path},
+          {"threshold", c.options.threshold},
+          {"confidence", c.options.confidence},
+          {"rows", rows},
+          {"checks", checks},
+          {"notes", c.notes},
+          {"regressions", c.regressions()},
+          {"improvements", c.improvements()}};
+}
+
+bool ParseThreshold(const std::string& text, CompareOptions* opts, std::string* err) {
+  std::string key, value = text;
+  size_t eq = text.find('=');
+  if (eq != std::string::npos) {
+    key = text.substr(0, eq);
+    value = text.substr(eq + 1);
+  }
+  if (!value.empty() && value.back() == '%')
+    value.pop_back();
+  char* end = nullptr;
+  double pct = value.empty() ? NAN : std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !std::isfinite(pct) || pct < 0 || pct >= 100 ||
+      (eq != std::string::npos && key.empty())) {
+    *err = "--threshold '" + text + "': expected a percentage like 5% or METRIC=20% (0 to 100)";
+    return false;
+  }
+  if (key.empty())
+    opts->threshold = pct / 100;
+  else
+    opts->overrides[key] = pct / 100;
+  return true;
+}
+
+int CompareCommand(const std::string& base_path, const std::string& cand_path,
+                   const CompareOptions& opts, const std::string& format, std::FILE* out) {
+  json base, cand;
+  std::string err;
+  if (!LoadReport(base_path, &base, &err) || !LoadReport(cand_path, &cand, &err) ||
+      !CheckComparable(base, cand, &err)) {
+    std::fprintf(stderr, "cpuhp-stress: compare: %s\n", err.c_str());
+    return kExitBadInput;
+  }
+  if (format != "text" && format != "markdown" && format != "json") {
+    std::fprintf(stderr, "cpuhp-stress: compare: --format '%s': expected text, markdown or json\n",
+                 format.c_str());
+    return kExitBadInput;
+  }
+  Comparison c = Compare(base, cand, opts);
+  c.base_path = base_path;
+  c.cand_path = cand_path;
+  std::string text = format == "markdown" ? CompareMarkdown(c)
+                     : format == "json"   ? CompareJson(c).dump(2) + "\n"
+                                          : CompareText(c);
+  std::fputs(text.c_str(), out);
+  return c.regressed() ? kExitFailed : kExitOk;
+}
+
+}  // namespace cpuhp

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "report/compare.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "testing/synthetic_report.h"
+
+namespace cpuhp {
+namespace {
+
+using nlohmann::json;
+
+const CompareRow* FindRow(const Comparison& c, const std::string& group, const std::string& label) {
+  for (const CompareRow& r : c.rows)
+    if (r.group == group && r.label == label)
+      return &r;
+  return nullptr;
+}
+
+Comparison Cmp(const SyntheticSpec& b, const SyntheticSpec& c, double threshold = 0.05) {
+  CompareOptions o;
+  o.threshold = threshold;
+  return Compare(SyntheticReport(b), SyntheticReport(c), o);
+}
+
+TEST(CompareTest, IdenticalReportsAreNoChange) {
+  SyntheticSpec s;
+  Comparison c = Cmp(s, s);
+  EXPECT_FALSE(c.regressed());
+  EXPECT_EQ(c.improvements(), 0);
+  const CompareRow* all = FindRow(c, "offline latency", "all");
+  ASSERT_NE(all, nullptr);
+  EXPECT_EQ(all->p50.verdict, Verdict::kNoChange);
+  EXPECT_DOUBLE_EQ(all->p50.ratio, 1.0);
+  EXPECT_TRUE(all->p50.has_ci);
+  EXPECT_LE(all->p50.ci_lo, 1.0);
+  EXPECT_GE(all->p50.ci_hi, 1.0);
+  // Per online-count level rows, seed 001's table: 2, 3, 4 online CPUs.
+  EXPECT_NE(FindRow(c, "offline latency", "2"), nullptr);
+  EXPECT_NE(FindRow(c, "offline latency", "4"), nullptr);
+  EXPECT_NE(FindRow(c, "online latency", "3"), nullptr);
+}
+
+TEST(CompareTest, SameModelOtherSeedIsNoChange) {
+  SyntheticSpec b, c;
+  c.seed = 99;
+  Comparison r = Cmp(b, c);
+  EXPECT_FALSE(r.regressed()) << CompareText(r);
+  EXPECT_EQ(r.improvements(), 0) << CompareText(r);
+}
+
+TEST(CompareTest, TwentyPercentSlowerRegresses) {
+  SyntheticSpec b, c;
+  c.seed = 2;
+  c.offline_scale = 1.2;
+  Comparison r = Cmp(b, c);
+  EXPECT_TRUE(r.regressed());
+  for (const char* level : {"2", "3", "4", "all"}) {
+    const CompareRow* row = FindRow(r, "offline latency", level);
+    ASSERT_NE(row, nullptr) << level;
+    EXPECT_EQ(row->p50.verdict, Verdict::kRegressed) << level;
+    EXPECT_NEAR(row->p50.ratio, 1.2, 0.03) << level;
+    EXPECT_GT(row->p50.ci_lo, 1.05) << level;
+  }
+  // The online direction did not move.
+  EXPECT_EQ(FindRow(r, "online latency", "all")->p50.verdict, Verdict::kNoChange);
+}
+
+TEST(CompareTest, TwentyPercentFasterImproves) {
+  SyntheticSpec b, c;
+  c.seed = 3;
+  c.online_scale = 0.8;
+  Comparison r = Cmp(b, c);
+  EXPECT_FALSE(r.regressed());
+  const CompareRow* row = FindRow(r, "online latency", "all");
+  EXPECT_EQ(row->p50.verdict, Verdict::kImproved);
+  EXPECT_NEAR(row->p50.ratio, 0.8, 0.02);
+  EXPECT_LT(row->p50.ci_hi, 0.95);
+}
+
+TEST(CompareTest, FivePercentShiftDependsOnTheThreshold) {
+  SyntheticSpec b, c;
+  c.seed = 4;
+  c.offline_scale = 1.05;
+  // Inside a 5 % band the CI cannot exclude it: no change.
+  Comparison at5 = Cmp(b, c, 0.05);
+  const CompareRow* row = FindRow(at5, "offline latency", "all");
+  EXPECT_NEAR(row->p50.ratio, 1.05, 0.02);
+  EXPECT_LT(row->p50.ci_lo, 1.05);
+  EXPECT_GT(row->p50.ci_lo, 1.0);  // but the shift itself is seen
+  EXPECT_EQ(row->p50.verdict, Verdict::kNoChange);
+  // Against 2 %, a 5 % shift is a regression.
+  Comparison at2 = Cmp(b, c, 0.02);
+  EXPECT_EQ(FindRow(at2, "offline latency", "all")->p50.verdict, Verdict::kRegressed);
+  EXPECT_TRUE(at2.regressed());
+}
+
+TEST(CompareTest, PerMetricOverride) {
+  SyntheticSpec b, c;
+  c.seed = 5;
+  c.offline_scale = 1.2;
+  CompareOptions o;
+  std::string err;
+  ASSERT_TRUE(ParseThreshold("offline=30%", &o, &err)) << err;
+  Comparison r = Compare(SyntheticReport(b), SyntheticReport(c), o);
+  EXPECT_FALSE(r.regressed()) << CompareText(r);
+  EXPECT_DOUBLE_EQ(FindRow(r, "offline latency", "all")->p50.threshold, 0.30);
+  EXPECT_DOUBLE_EQ(FindRow(r, "online latency", "all")->p50.threshold, 0.05);
+}
+
+TEST(CompareTest, ErrorsAndRestoreAreChecks) {
+  SyntheticSpec b, c;
+  c.failed = 3;
+  c.restore_ok = false;
+  Comparison r = Cmp(b, c);
+  EXPECT_TRUE(r.regressed());
+  int regressed_checks = 0;
+  for (const CompareCheck& k : r.checks)
+    regressed_checks += k.verdict == Verdict::kRegressed;
+  EXPECT_EQ(regressed_checks, 2);  // failed_operations, restore
+}
+
+json LoadFixture(const std::string& name) {
+  std::ifstream in(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str());
+}
+
+TEST(CompareTest, OptionalSectionsComparedGenericallyUnknownSkipped) {
+  SyntheticSpec s;
+  json b = SyntheticReport(s);
+  json c = b;
+  b["mystery"] = {{"hello", "world"}};
+  c["mystery"] = {{"hello", "there"}};
+  c["only_in_candidate"] = 1;
+  Comparison r = Compare(b, c, CompareOptions{});
+  std::string text = CompareText(r);
+  EXPECT_NE(text.find("section mystery: no latency summaries"), std::string::npos) << text;
+  EXPECT_NE(text.find("section only_in_candidate: only in the candidate"), std::string::npos);
+}
+
+// Real timing sources (a guest run with the module, tracepoints and kernel
+// log health): a kernel state is matched by direction, where, state and
+// function, so the same state name of the other direction is another row.
+TEST(CompareTest, RealTimingSourcesMatchedByFullIdentity) {
+  json base = LoadFixture("report-real-guest-kmod.json");
+  json cand = base;
+  const json& states = base["timing_sources"]["tracepoints"]["kernel_states"];
+  // A state that runs in both directions (x86/mce:online: mce_cpu_pre_down
+  // offline, mce_cpu_online online) or under two functions.
+  size_t twin = states.size();
+  for (size_t i = 0; i < states.size() && twin == states.size(); i++)
+    for (size_t j = 0; j < states.size(); j++)
+      if (i != j && states[i]["state"].is_string() && states[i]["state"] == states[j]["state"] &&
+          states[i]["p50_ns"].get<uint64_t>() > 0)
+        twin = i;
+  ASSERT_LT(twin, states.size());
+  json& changed = cand["timing_sources"]["tracepoints"]["kernel_states"][twin];
+  changed["p50_ns"] = changed["p50_ns"].get<uint64_t>() * 2;
+  Comparison r = Compare(base, cand, CompareOptions{});
+
+  size_t state_rows = 0, doubled = 0;
+  std::set<std::string> labels;
+  for (const CompareRow& row : r.rows) {
+    EXPECT_TRUE(labels.insert(row.group + "|" + row.label).second) << row.label;
+    if (row.label.find(".kernel_states[") == std::string::npos)
+      continue;
+    EXPECT_EQ(row.group, "timing_sources.tracepoints");
+    state_rows++;
+    if (row.p50.ratio == 2.0) {
+      doubled++;
+    } else if (row.p50.base_ns > 0) {
+      EXPECT_EQ(row.p50.ratio, 1.0) << row.label;
+    }
+  }
+  EXPECT_EQ(state_rows, states.size());
+  EXPECT_EQ(doubled, 1u);
+  const json& st = states[twin];
+  std::string key = "direction=" + st["direction"].get<std::string>() +
+                    ",state=" + st["state"].get<std::string>() +
+                    ",function=" + st["function"].get<std::string>() +
+                    ",where=" + st["where"].get<std::string>();
+  const CompareRow* row = FindRow(r, "timing_sources.tracepoints",
+                                  "timing_sources.tracepoints.kernel_states[" + key + "]");
+  ASSERT_NE(row, nullptr) << key;
+  EXPECT_EQ(row->p50.ratio, 2.0);
+  EXPECT_EQ(row->p50.verdict, Verdict::kNotApplicable);  // no buckets in kernel_states
+  // kmod kernel_phases per online count: one row per phase and level.
+  const CompareRow* kmod =
+      FindRow(r, "timing_sources.kmod",
+              "timing_sources.kmod.kernel_phases.offline.takedown_cpu.by_online[online_cpus=" +
+                  std::to_string(base["timing_sources"]["kmod"]["kernel_phases"]["offline"]
+                                     ["takedown_cpu"]["by_online"][0]["online_cpus"]
+                                         .get<int>()) +
+                  "]");
+  ASSERT_NE(kmod, nullptr) << CompareText(r);
+  EXPECT_EQ(kmod->p50.ratio, 1.0);
+
+  // A source that measured in one report only is named in a note.
+  cand["timing_sources"]["kmod"] = {{"status", "unavailable"},
+                                    {"reason", "/dev/cpuhp_probe: No such file or directory"}};
+  std::string text = CompareText(Compare(base, cand, CompareOptions{}));
+  EXPECT_NE(text.find("note: timing source kmod: ok in the baseline, unavailable in the candidate "
+                      "(/dev/cpuhp_probe: No such file or directory): not compared"),
+            std::string::npos)
+      << text;
+}
+
+// Disturbance probes of a real cpu1 run: during-operation buckets compared.
+TEST(CompareTest, RealDisturbanceRowsPerBucket) {
+  json base = LoadFixture("report-real-cpu1.json");
+  Comparison r = Compare(base, base, CompareOptions{});
+  for (const char* b : {"baseline", "offline", "online"}) {
+    const CompareRow* row = FindRow(r, "timing_sources.disturbance",
+                                    std::string("timing_sources.disturbance.total.") + b);
+    ASSERT_NE(row, nullptr) << b << CompareText(r);
+    EXPECT_EQ(row->base_count, base["timing_sources"]["disturbance"]["total"][b]["count"]);
+    EXPECT_EQ(row->p99.ratio, 1.0);
+  }
+}
+
+std::string WriteTemp(const json& j) {
+  char path[] = "/tmp/cpuhp-compare-test.XXXXXX";
+  int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << j.dump();
+  return path;
+}
+
+TEST(CompareTest, CommandExitCodes) {
+  SyntheticSpec s, slow;
+  slow.offline_scale = 1.2;
+  slow.seed = 7;
+  std::string a = WriteTemp(SyntheticReport(s));
+  std::string b = WriteTemp(SyntheticReport(slow));
+  json v2 = SyntheticReport(s);
+  v2["schema_version"] = 2;
+  std::string bad = WriteTemp(v2);
+  SyntheticSpec other_cpus;
+  other_cpus.cpus = "1-7";
+  std::string cpus = WriteTemp(SyntheticReport(other_cpus));
+  std::FILE* devnull = std::fopen("/dev/null", "w");
+  CompareOptions o;
+  EXPECT_EQ(CompareCommand(a, a, o, "text", devnull), 0);
+  EXPECT_EQ(CompareCommand(a, b, o, "markdown", devnull), 1);
+  EXPECT_EQ(CompareCommand(b, a, o, "text", devnull), 0);  // faster is fine
+  EXPECT_EQ(CompareCommand(a, bad, o, "text", devnull), 2);
+  EXPECT_EQ(CompareCommand(a, cpus, o, "text", devnull), 2);
+  EXPECT_EQ(CompareCommand(a, "/nonexistent.json", o, "text", devnull), 2);
+  std::fclose(devnull);
+
+  json base, cand;
+  std::string err;
+  EXPECT_FALSE(LoadReport(bad, &base, &err));
+  EXPECT_EQ(err, bad + ": schema_version 2, this cpuhp-stress reads 1");
+  ASSERT_TRUE(LoadReport(a, &base, &err));
+  ASSERT_TRUE(LoadReport(cpus, &cand, &err));
+  EXPECT_FALSE(CheckComparable(base, cand, &err));
+  EXPECT_EQ(err, "different CPU sets: baseline operated on CPUs 1-3, candidate on 1-7");
+  for (const std::string& p : {a, b, bad, cpus})
+    unlink(p.c_str());
+}
+
+TEST(CompareTest, MarkdownIsShapedLikeSeed001) {
+  SyntheticSpec b, c;
+  c.offline_scale = 0.5;
+  Comparison r = Cmp(b, c);
+  std::string md = CompareMarkdown(r);
+  EXPECT_NE(md.find("| online CPUs | baseline | candidate | ratio |"), std::string::npos) << md;
+  // One row per level: "| 2 | 2.300 | 1.150 | 0.500 |" give or take jitter.
+  EXPECT_NE(md.find("\n| 2 | "), std::string::npos);
+  EXPECT_NE(md.find("\n| all | "), std::string::npos);
+  EXPECT_NE(md.find("improved"), std::string::npos);
+}
+
+TEST(CompareTest, ParseThreshold) {
+  CompareOptions o;
+  std::string err;
+  EXPECT_TRUE(ParseThreshold("7.5%", &o, &err));
+  EXPECT_DOUBLE_EQ(o.threshold, 0.075);
+  EXPECT_TRUE(ParseThreshold("3", &o, &err));
+  EXPECT_DOUBLE_EQ(o.threshold, 0.03);
+  EXPECT_TRUE(ParseThreshold("p99=20%", &o, &err));
+  EXPECT_DOUBLE_EQ(o.overrides.at("p99"), 0.20);
+  EXPECT_FALSE(ParseThreshold("five", &o, &err));
+  EXPECT_NE(err.find("--threshold 'five'"), std::string::npos);
+  EXPECT_FALSE(ParseThreshold("=5%", &o, &err));
+  EXPECT_FALSE(ParseThreshold("-1%", &o, &err));
+}
+
+}  // namespace
+}  // namespace cpuhp

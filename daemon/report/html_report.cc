@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "report/html_report.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <map>
+
+#include "stats/histogram.h"
+#include "util/report_json.h"
+#include "report/svg_chart.h"
+
+namespace cpuhp {
+namespace {
+
+using nlohmann::json;
+using report_json::Fmt;
+using report_json::Get;
+using report_json::HtmlEscape;
+using report_json::IsSummary;
+using report_json::Ms;
+using report_json::Num;
+using report_json::OptNum;
+using report_json::Path;
+using report_json::SourceStatus;
+using report_json::Str;
+using report_json::U64;
+using report_json::Us;
+
+constexpr const char* kDirs[] = {"offline", "online"};
+const char* const kColors[] = {"#e15759", "#4e79a7", "#f28e2b", "#59a14f",
+                               "#b07aa1", "#76b7b2", "#edc948", "#9c755f"};
+constexpr int kHistogramBins = 80;
+constexpr size_t kTopStates = 15;
+
+std::string Esc(const std::string& s) {
+  return HtmlEscape(s);
+}
+
+ChartSeries MakeSeries(const std::string& name, const std::string& color, bool line, bool markers,
+                       bool dashed) {
+  ChartSeries s;
+  s.name = name;
+  s.color = color;
+  s.line = line;
+  s.markers = markers;
+  s.dashed = dashed;
+  return s;
+}
+
+// "<p>Disturbance probes: unavailable: <reason></p>" and friends: a section
+// that did not measure says so instead of drawing zeros.
+std::string NotMeasured(const json& report, const char* source, const std::string& what,
+                        const std::string& how_to_enable) {
+  std::string reason;
+  std::string status = SourceStatus(report, source, &reason);
+  if (status == "absent")
+    return "<p class=\"na\">" + Esc(what) + ": not in this report" +
+           (how_to_enable.empty() ? "" : " (" + Esc(how_to_enable) + ")") + ".</p>\n";
+  return "<p class=\"na\">" + Esc(what) + ": " + Esc(status) +
+         (reason.empty() ? "" : ": " + Esc(reason)) + ".</p>\n";
+}
+
+// ---- latency vs online CPUs ----
+
+struct LevelSeries {
+  std::string label;   // legend: "takedown_cpu (kmod)"
+  std::string series;  // data-series stem: "offline takedown_cpu (kmod)"
+  const json* levels;  // array of online_count_latency
+};
+
+// Adds p50 (solid, in the legend) and p99 (dashed) of one array of
+// per-online-count summaries. Levels without samples are not drawn.
+void AddLevelSeries(Chart* c, const LevelSeries& ls, int color) {
+  ChartSeries p50 = MakeSeries(ls.series + " p50", kColors[color % 8], true, true, false);
+  ChartSeries p99 = MakeSeries(ls.series + " p99", kColors[color % 8], true, true, true);
+  p50.legend_label = ls.label;
+  p99.legend = false;
+  for (const json& l : *ls.levels) {
+    if (U64(l, "count") == 0 || !OptNum(l, "online_cpus"))
+      continue;
+    double x = Num(l, "online_cpus");
+    p50.points.emplace_back(x, Ms(Num(l, "p50_ns")));
+    p99.points.emplace_back(x, Ms(Num(l, "p99_ns")));
+  }
+  std::sort(p50.points.begin(), p50.points.end());
+  std::sort(p99.points.begin(), p99.points.end());
+  c->series.push_back(std::move(p50));
+  c->series.push_back(std::move(p99));
+}
+
+// Per direction: the write(2) and every kernel phase that has per-online-
+// count rows: the tracepoints' named phases and the kmod probes.
+std::vector<LevelSeries> PhaseSeries(const json& report, const std::string& dir) {
+  std::vector<LevelSeries> out;
+  const json& tp = Path(report, {"timing_sources", "tracepoints"});
+  if (Str(tp, "status") == "ok" && Get(tp, "phases").is_array())
+    for (const json& ph : tp["phases"])
+      if (Str(ph, "direction") == dir && Get(ph, "per_online_count").is_array() &&
+          !ph["per_online_count"].empty())
+        out.push_back({Str(ph, "name", "?") + " (tracepoints)",
+                       dir + " " + Str(ph, "name", "?") + " (tracepoints)",
+                       &ph["per_online_count"]});
+  const json& km = Path(report, {"timing_sources", "kmod"});
+  if (Str(km, "status") == "ok")
+    for (const auto& [name, ph] : Path(km, {"kernel_phases", dir.c_str()}).items())
+      if (Get(ph, "by_online").is_array() && !ph["by_online"].empty())
+        out.push_back({name + " (kmod)", dir + " " + name + " (kmod)", &ph["by_online"]});
+  return out;
+}
+
+std::string LatencyVsOnline(const json& report, const char* dir) {
+  Chart c;
+  c.title = std::string(dir) + " latency vs online CPUs (p50 solid, p99 dashed)";
+  c.x_label = "online CPUs before the operation (count)";
+  c.y_label = "latency (ms)";
+  const json& levels = Path(report, {"per_online_count", dir});
+  int color = std::string(dir) == "offline" ? 0 : 1;
+  if (levels.is_array())
+    AddLevelSeries(&c, {std::string(dir) + " write(2)", dir, &levels}, color);
+  std::vector<LevelSeries> phases = PhaseSeries(report, dir);
+  for (size_t i = 0; i < phases.size(); i++)
+    AddLevelSeries(&c, phases[i], static_cast<int>(i) + 2);
+  // Phases of a few microseconds beside writes of milliseconds: a log axis
+  // keeps both readable.
+  double lo = INFINITY, hi = 0;
+  for (const ChartSeries& s : c.series)
+    for (auto [x, y] : s.points)
+      if (y > 0) {
+        lo = std::min(lo, y);
+        hi = std::max(hi, y);
+      }
+  c.log_y = hi > 0 && hi / lo > 50;
+  std::string out = RenderChart(c);
+  if (phases.empty())
+    out += "<p class=\"na\">No kernel phases per online count for " + std::string(dir) +
+           ": the tracepoints and kmod sources are " + Esc(SourceStatus(report, "tracepoints")) +
+           " and " + Esc(SourceStatus(report, "kmod")) + " in this report.</p>\n";
+  return out;
+}
+
+std::string LevelTable(const json& report) {
+  std::string out =
+      "<table><tr><th>direction</th><th>what</th><th>online CPUs</th><th>ops</th>"
+      "<th>p50 (ms)</th><th>p99 (ms)</th><th>max (ms)</th></tr>\n";
+  auto rows = [&](const std::string& dir, const std::string& what, const json& levels) {
+    for (const json& l : levels)
+      if (U64(l, "count") > 0)
+        out += Fmt("<tr><td>%s</td><td>%s</td><td>%" PRIu64 "</td><td>%" PRIu64
+                   "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td></tr>\n",
+                   dir.c_str(), Esc(what).c_str(), U64(l, "online_cpus"), U64(l, "count"),
+                   Ms(Num(l, "p50_ns")), Ms(Num(l, "p99_ns")), Ms(Num(l, "max_ns")));
+  };
+  for (const char* d : kDirs) {
+    const json& levels = Path(report, {"per_online_count", d});
+    if (levels.is_array())
+      rows(d, "write(2)", levels);
+    for (const LevelSeries& ls : PhaseSeries(report, d))
+      rows(d, ls.label, *ls.levels);
+  }
+  return out + "</table>\n";
+}
+
+// ---- histograms ----
+
+// A direction's histogram re-binned into equal-width bins over [min, p99.9]
+// (a far outlier would squash everything else into one bar; it is counted in
+// the last bin and named in the title).
+std::string LatencyHistogram(const json& report, const char* dir) {
+  const json& s = Path(report, {"directions", dir});
+  Chart c;
+  c.bars = true;
+  c.x_label = std::string(dir) + " latency (ms)";
+  c.y_label = "operations (count)";
+  c.height = 280;
+  Histogram h;
+  std::string err;
+  if (!Get(s, "histogram").is_object() || !h.FromJson(s["histogram"], &err) || h.count() == 0) {
+    c.title = std::string(dir) + " latency histogram: no buckets in this report";
+    return RenderChart(c);
+  }
+  double lo = static_cast<double>(h.min_ns());
+  double hi = static_cast<double>(std::max(h.PercentileNs(99.9), h.min_ns() + 1));
+  bool clipped = h.max_ns() > h.PercentileNs(99.9);
+  double width = (hi - lo) / kHistogramBins;
+  std::vector<double> bins(kHistogramBins, 0);
+  const json hj = h.ToJson();
+  for (const auto& b : hj["buckets"]) {
+    int index = b[0].get<int>();
+    double mid =
+        static_cast<double>(Histogram::BucketLow(index) +
+                            (Histogram::BucketHigh(index) - Histogram::BucketLow(index)) / 2);
+    mid = std::clamp(mid, lo, hi);
+    int bin = std::min(kHistogramBins - 1, static_cast<int>((mid - lo) / width));
+    bins[static_cast<size_t>(bin)] += b[1].get<double>();
+  }
+  ChartSeries bars =
+      MakeSeries(std::string(dir) + " histogram",
+                 std::string(dir) == "offline" ? kColors[0] : kColors[1], false, true, false);
+  for (int i = 0; i < kHistogramBins; i++)
+    if (bins[static_cast<size_t>(i)] > 0)
+      bars.points.emplace_back(Ms(lo + i * width), bins[static_cast<size_t>(i)]);
+  c.bar_width = Ms(width);
+  c.series.push_back(bars);
+  c.title = Fmt(
+      "%s latency histogram (%" PRIu64 " operations, %.3f ms bins%s)", dir, h.count(), Ms(width),
+      clipped
+          ? Fmt(", above p99.9 in the last bin, max %.3f ms", Ms(static_cast<double>(h.max_ns())))
+                .c_str()
+          : "");
+  return RenderChart(c);
+}
+
+// ---- kernel states (tracepoints) ----
+
+std::string StateLabel(const json& s) {
+  const json& state = Get(s, "state");
+  return Str(s, "direction", "?") + " " +
+         (state.is_string() ? state.get<std::string>() : "hand-off") + " " +
+         Str(s, "function", "?") + " [" + Str(s, "where", "?") + "]";
+}
+
+std::string KernelStates(const json& report) {
+  const json& tp = Path(report, {"timing_sources", "tracepoints"});
+  if (Str(tp, "status") != "ok")
+    return NotMeasured(report, "tracepoints", "Kernel states (tracepoints source)",
+                       "on by default with the sysfs backend; --tracepoints");
+  std::vector<const json*> states;
+  if (Get(tp, "kernel_states").is_array())
+    for (const json& s : tp["kernel_states"])
+      if (U64(s, "count") > 0 && OptNum(s, "self_ns"))
+        states.push_back(&s);
+  if (states.empty())
+    return Fmt(
+        "<p class=\"na\">Kernel states: the tracepoints source saw no hotplug step inside "
+        "an operation (%" PRIu64 " operations without steps).</p>\n",
+        U64(tp, "ops_without_steps"));
+  std::stable_sort(states.begin(), states.end(), [](const json* a, const json* b) {
+    return U64(*a, "self_ns") > U64(*b, "self_ns");
+  });
+  if (states.size() > kTopStates)
+    states.resize(kTopStates);
+  std::vector<BarItem> bars;
+  std::string table =
+      "<table><tr><th>direction state function [where]</th><th>calls</th><th>p50 (ms)</th>"
+      "<th>p99 (ms)</th><th>max (ms)</th><th>total (ms)</th><th>self (ms)</th>"
+      "<th>share of write time</th></tr>\n";
+  for (const json* s : states) {
+    std::string label = StateLabel(*s);
+    bars.push_back({label, Ms(Num(*s, "self_ns")), "", "",
+                    Str(*s, "direction") == "offline" ? kColors[0] : kColors[1]});
+    table += Fmt("<tr><td>%s</td><td>%" PRIu64
+                 "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%.1f "
+                 "%%</td></tr>\n",
+                 Esc(label).c_str(), U64(*s, "count"), Ms(Num(*s, "p50_ns")), Ms(Num(*s, "p99_ns")),
+                 Ms(Num(*s, "max_ns")), Ms(Num(*s, "total_ns")), Ms(Num(*s, "self_ns")),
+                 Num(*s, "share") * 100);
+  }
+  std::string out = RenderBars(
+      Fmt("Top %zu kernel states by self time over the run (nested steps excluded)", states.size()),
+      "ms", bars, "kernel_states");
+  out += table + "</table>\n";
+  // What the states add up to, per operation.
+  const json& per_op = Get(tp, "per_operation");
+  out +=
+      "<table><tr><th>direction</th><th>per operation</th><th>ops</th><th>p50 (ms)</th>"
+      "<th>p99 (ms)</th><th>max (ms)</th></tr>\n";
+  for (const char* d : kDirs)
+    for (const char* k : {"state_sum", "unaccounted"}) {
+      const json& s = Path(per_op, {d, k});
+      if (U64(s, "count") > 0)
+        out += Fmt("<tr><td>%s</td><td>%s</td><td>%" PRIu64
+                   "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td></tr>\n",
+                   d, k, U64(s, "count"), Ms(Num(s, "p50_ns")), Ms(Num(s, "p99_ns")),
+                   Ms(Num(s, "max_ns")));
+    }
+  out += "</table>\n";
+  uint64_t lost = U64(Get(tp, "lost_events"), "total");
+  if (lost > 0)
+    out += Fmt("<p class=\"fail\">The trace lost %" PRIu64
+               " events: the per-state counts are incomplete.</p>\n",
+               lost);
+  return out;
+}
+
+// ---- kmod phases ----
+
+std::string KmodPhases(const json& report) {
+  const json& km = Path(report, {"timing_sources", "kmod"});
+  if (Str(km, "status") != "ok")
+    return NotMeasured(report, "kmod", "Kernel phases from the cpuhp_probe module (kmod source)",
+                       "/kmod/enabled");
+  const json& rec = Get(km, "records");
+  std::string out = Fmt("<p class=\"meta\">cpuhp_probe API %" PRIu64 ", %" PRIu64
+                        " records read, %" PRIu64 " joined to operations, %" PRIu64
+                        " unjoined, %" PRIu64 " ended after their write returned.</p>\n",
+                        U64(km, "api_version"), U64(rec, "read"), U64(rec, "joined"),
+                        U64(rec, "unjoined"), U64(rec, "nesting_violations"));
+  out +=
+      "<table><tr><th>direction</th><th>phase</th><th>hits</th><th>p50 (ms)</th><th>p99 "
+      "(ms)</th><th>max (ms)</th><th>non-zero return</th></tr>\n";
+  for (const char* d : kDirs) {
+    const json& w = Path(report, {"directions", d});
+    if (U64(w, "count") > 0)
+      out +=
+          Fmt("<tr><td>%s</td><td>write(2)</td><td>%" PRIu64
+              "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td></td></tr>\n",
+              d, U64(w, "count"), Ms(Num(w, "p50_ns")), Ms(Num(w, "p99_ns")), Ms(Num(w, "max_ns")));
+    for (const auto& [name, ph] : Path(km, {"kernel_phases", d}).items()) {
+      const json& a = Get(ph, "all");
+      out += Fmt("<tr><td>%s</td><td>%s</td><td>%" PRIu64
+                 "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%" PRIu64 "</td></tr>\n",
+                 d, Esc(name).c_str(), U64(a, "count"), Ms(Num(a, "p50_ns")), Ms(Num(a, "p99_ns")),
+                 Ms(Num(a, "max_ns")), U64(ph, "retval_nonzero"));
+    }
+  }
+  out += "</table>\n";
+  const json& nohz = Get(km, "get_nohz_timer_target");
+  if (U64(nohz, "count") > 0)
+    out += Fmt("<p class=\"meta\">get_nohz_timer_target: %" PRIu64
+               " calls, mean %.0f ns, max %" PRIu64 " ns.</p>\n",
+               U64(nohz, "count"), Num(nohz, "mean_ns"), U64(nohz, "max_ns"));
+  return out;
+}
+
+// ---- timeline and kernel log events ----
+
+struct KmsgEvent {
+  std::string kind;
+  const json* line;
+};
+
+std::vector<KmsgEvent> KmsgEvents(const json& health) {
+  std::vector<KmsgEvent> out;
+  for (const auto& [kind, lines] : Get(health, "first_lines").items())
+    if (lines.is_array())
+      for (const json& l : lines)
+        if (l.is_object())
+          out.push_back({kind, &l});
+  std::stable_sort(out.begin(), out.end(), [](const KmsgEvent& a, const KmsgEvent& b) {
+    return U64(*a.line, "seq") < U64(*b.line, "seq");
+  });
+  return out;
+}
+
+std::string EventWhere(const json& l) {
+  const json& op = Get(l, "op_index");
+  std::string when = Str(l, "when", "?");
+  if (!op.is_number())
+    return "before the first operation";
+  return (when == "during_op" ? "during operation " : "after operation ") +
+         std::to_string(U64(l, "op_index"));
+}
+
+std::string Timeline(const json& report) {
+  const json& tl = Get(report, "timeline");
+  const json& points = Get(tl, "points");
+  const json& columns = Get(tl, "columns");
+  Chart c;
+  c.x_label = "operation index (count)";
+  c.y_label = "latency (ms)";
+  auto col = [&](const std::string& name) -> int {
+    if (!columns.is_array())
+      return -1;
+    for (size_t i = 0; i < columns.size(); i++)
+      if (columns[i] == name)
+        return static_cast<int>(i);
+    return -1;
+  };
+  int first_op = col("first_op");
+  if (!points.is_array() || points.empty() || first_op < 0) {
+    c.title = "Latency over the run: no timeline in this report";
+    return RenderChart(c);
+  }
+  c.title = Fmt("Latency over the run (%zu points of %" PRIu64 " operations: max and mean)",
+                points.size(), U64(tl, "ops_per_point"));
+  for (int d = 0; d < 2; d++) {
+    std::string dir = kDirs[d];
+    int n = col(dir + "_n"), mean_col = col(dir + "_mean_ns"), max_col = col(dir + "_max_ns");
+    if (n < 0 || mean_col < 0 || max_col < 0)
+      continue;
+    ChartSeries mx = MakeSeries(dir + " max", kColors[d], true, false, false);
+    ChartSeries mean = MakeSeries(dir + " mean", d == 0 ? "#ff9d9a" : "#a0cbe8", true, false, true);
+    for (const json& p : points) {
+      int need = std::max({first_op, n, mean_col, max_col});
+      if (!p.is_array() || static_cast<int>(p.size()) <= need || !p[n].is_number() ||
+          p[n].get<double>() <= 0)
+        continue;
+      double x = p[first_op].get<double>();
+      mx.points.emplace_back(x, Ms(p[max_col].get<double>()));
+      mean.points.emplace_back(x, Ms(p[mean_col].get<double>()));
+    }
+    c.series.push_back(mx);
+    c.series.push_back(mean);
+  }
+  const json& health = Path(report, {"timing_sources", "kmsg_health"});
+  std::string after;
+  if (Str(health, "status") == "ok") {
+    std::vector<KmsgEvent> events = KmsgEvents(health);
+    for (const KmsgEvent& e : events) {
+      const json& l = *e.line;
+      c.marks.push_back({Get(l, "op_index").is_number() ? Num(l, "op_index") : 0,
+                         e.kind + " " + EventWhere(l) + ": " + Str(l, "message"), e.kind});
+    }
+    uint64_t counted = U64(health, "events");
+    after +=
+        Fmt("<p class=\"%s\">Kernel log: %" PRIu64 " problem lines in %" PRIu64 " records read",
+            counted ? "fail" : "meta", counted, U64(health, "records_read"));
+    std::string added = Str(Get(health, "taint"), "added_flags");
+    if (!added.empty())
+      after += ", taint flags set during the run: " + Esc(added);
+    if (U64(health, "records_lost"))
+      after += Fmt(", %" PRIu64 " gaps of records lost", U64(health, "records_lost"));
+    after += ".";
+    if (counted > events.size())
+      after +=
+          Fmt(" The report keeps the first lines of each kind: %zu shown, %" PRIu64 " not kept.",
+              events.size(), counted - events.size());
+    after += "</p>\n";
+    if (!events.empty()) {
+      after +=
+          "<table><tr><th>kind</th><th>where</th><th>kmsg seq</th><th>time since boot "
+          "(s)</th><th>message</th></tr>\n";
+      for (const KmsgEvent& e : events)
+        after += Fmt("<tr><td>%s</td><td>%s</td><td>%" PRIu64
+                     "</td><td>%.6f</td><td style=\"text-align:left\">%s</td></tr>\n",
+                     Esc(e.kind).c_str(), Esc(EventWhere(*e.line)).c_str(), U64(*e.line, "seq"),
+                     Num(*e.line, "timestamp_us") / 1e6, Esc(Str(*e.line, "message")).c_str());
+      after += "</table>\n";
+    }
+  } else {
+    after = NotMeasured(report, "kmsg_health", "Kernel log health", "/health/enabled");
+  }
+  return RenderChart(c) + after;
+}
+
+// ---- disturbance ----
+
+constexpr const char* kBuckets[] = {"baseline", "offline", "online"};
+std::string BucketLabel(const std::string& b) {
+  return b == "baseline" ? "baseline" : "during " + b;
+}
+
+std::string Disturbance(const json& report) {
+  const json& d = Path(report, {"timing_sources", "disturbance"});
+  if (Str(d, "status") != "ok")
+    return NotMeasured(report, "disturbance", "Disturbance probes", "--disturbance");
+  const json& total = Get(d, "total");
+  std::string out =
+      Fmt("<p class=\"meta\">Wakeup latency (actual - intended wakeup of a periodic absolute "
+          "clock_nanosleep, %s) of probes on CPUs %s while CPUs %s were toggled: %s, period %.0f "
+          "us, %" PRIu64 " wakeups, %.1f s of baseline before the first operation.</p>\n",
+          Esc(Str(d, "clock", "?")).c_str(), Esc(Str(d, "probe_cpus", "?")).c_str(),
+          Esc(Str(d, "toggled_cpus", "?")).c_str(), Esc(Str(d, "policy", "?")).c_str(),
+          Us(Num(d, "period_ns")), U64(d, "samples"), Num(d, "baseline_phase_ns") / 1e9);
+  // Bars grouped by statistic, one per bucket with samples: the buckets
+  // without any sample have no bar (their latency was not measured).
+  std::vector<BarItem> bars;
+  for (auto [stat, key] :
+       {std::pair{"p50", "p50_ns"}, {"p99", "p99_ns"}, {"p99.9", "p99_9_ns"}, {"max", "max_ns"}})
+    for (int b = 0; b < 3; b++) {
+      const json& s = Get(total, kBuckets[b]);
+      if (U64(s, "count") == 0 || !OptNum(s, key))
+        continue;
+      BarItem item{std::string(stat) + " " + BucketLabel(kBuckets[b]), Us(Num(s, key)),
+                   std::string("disturbance ") + stat, BucketLabel(kBuckets[b]),
+                   b == 0 ? "#9c9c9c" : kColors[b - 1]};
+      bars.push_back(item);
+    }
+  if (bars.empty())
+    out += "<p class=\"na\">Disturbance probes: no wakeup recorded.</p>\n";
+  else
+    out += RenderBars("Wakeup latency of the CPUs that stay online: baseline vs during operations",
+                      "us", bars, "disturbance");
+  out +=
+      "<table><tr><th>probe</th><th>when</th><th>wakeups</th><th>p50 (us)</th><th>p99 "
+      "(us)</th><th>p99.9 (us)</th><th>max (us)</th><th>p99 / baseline p99</th></tr>\n";
+  auto rows = [&](const std::string& probe, const json& buckets) {
+    double base_p99 = Num(Get(buckets, "baseline"), "p99_ns");
+    bool have_base = U64(Get(buckets, "baseline"), "count") > 0 && base_p99 > 0;
+    for (const char* b : kBuckets) {
+      const json& s = Get(buckets, b);
+      if (U64(s, "count") == 0) {
+        out += "<tr><td>" + Esc(probe) + "</td><td>" + BucketLabel(b) +
+               "</td><td>0</td><td colspan=\"5\" class=\"na\">no samples</td></tr>\n";
+        continue;
+      }
+      std::string ratio =
+          std::string(b) != "baseline" && have_base ? Fmt("%.2f", Num(s, "p99_ns") / base_p99) : "";
+      out += Fmt("<tr><td>%s</td><td>%s</td><td>%" PRIu64
+                 "</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%s</td></tr>\n",
+                 Esc(probe).c_str(), BucketLabel(b).c_str(), U64(s, "count"), Us(Num(s, "p50_ns")),
+                 Us(Num(s, "p99_ns")), Us(Num(s, "p99_9_ns")), Us(Num(s, "max_ns")), ratio.c_str());
+    }
+  };
+  rows("all probes", total);
+  std::string per_probe;
+  if (Get(d, "per_cpu").is_array())
+    for (const json& p : d["per_cpu"]) {
+      rows("cpu" + std::to_string(U64(p, "cpu")), p);
+      per_probe +=
+          Fmt("cpu%" PRIu64 ": %" PRIu64 " missed periods, %" PRIu64
+              " wakeups off its CPU, %" PRIu64 " re-pins. ",
+              U64(p, "cpu"), U64(p, "missed_periods"), U64(p, "off_cpu_samples"), U64(p, "repins"));
+    }
+  out += "</table>\n";
+  if (!per_probe.empty())
+    out += "<p class=\"meta\">" + Esc(per_probe) + "</p>\n";
+  return out;
+}
+
+std::string SourcesTable(const json& report) {
+  const json& ts = Get(report, "timing_sources");
+  if (!ts.is_object() || ts.empty())
+    return "<p class=\"na\">No timing sources in this report.</p>\n";
+  std::string out = "<table><tr><th>source</th><th>status</th><th>detail</th></tr>\n";
+  for (const auto& [name, s] : ts.items()) {
+    std::string status = Str(s, "status", "?");
+    out += "<tr><td>" + Esc(name) + "</td><td class=\"" + (status == "ok" ? "pass" : "na") + "\">" +
+           Esc(status) + "</td><td style=\"text-align:left\">" +
+           Esc(Str(s, "reason", Str(s, "measures"))) + "</td></tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+const char* kStyle = R"(
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5em auto;max-width:960px;color:#222;padding:0 1em}
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;margin:.6em 0;font-size:.9em}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}
+td:first-child,th:first-child{text-align:left}.pass{color:#2a7d2a}.fail{color:#c0392b;font-weight:bold}
+.meta{color:#555;font-size:.9em}.na{color:#777;font-style:italic}svg.chart{max-width:100%;height:auto;display:block;margin:.5em 0}
+svg .title{font-size:14px;font-weight:600}svg .tick{font-size:11px;fill:#444}svg .label{font-size:12px;fill:#222}
+svg .legend{font-size:11px}svg .plot{fill:#fcfcfc;stroke:#bbb}svg .grid{stroke:#e6e6e6}svg .axis{stroke:#888}
+svg .mark{stroke:#d62728;stroke-width:1.5;stroke-dasharray:3 2;opacity:.8}svg .markkey{fill:#d62728}
+)";
+
+}  // namespace
+
+std::string FormatHtml(const json& report, const ReportOptions& opts) {
+  const json& host = Get(report, "host");
+  const json& run = Get(report, "run");
+  const json& totals = Get(report, "totals");
+  std::string title =
+      "cpuhp-stress: " + Str(host, "kernel_release", "?") + " on " + Str(host, "hostname", "?");
+  std::string out =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>" +
+      Esc(title) + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n";
+  out += "<h1>" + Esc(title) + "</h1>\n";
+  out += Fmt("<p class=\"meta\">%s, CPUs %s (backend %s), pattern %s, %" PRIu64
+             " operations (%" PRIu64 " failed) in %.1f s, %s to %s, clock %s, report %s</p>\n",
+             Esc(Str(host, "cpu_model", "?")).c_str(),
+             Esc(Str(Get(report, "cpus"), "selected", "?")).c_str(),
+             Esc(Str(Get(report, "cpus"), "backend", "?")).c_str(),
+             Esc(Str(Get(report, "config"), "pattern", "?")).c_str(), U64(totals, "ops"),
+             U64(totals, "failed"), Num(run, "elapsed_ns") / 1e9,
+             Esc(Str(run, "started_at")).c_str(), Esc(Str(run, "ended_at")).c_str(),
+             Esc(Str(run, "clock")).c_str(), Esc(opts.report_path).c_str());
+
+  out += "<h2>Checks</h2>\n<table><tr><th>check</th><th>result</th><th>detail</th></tr>\n";
+  for (const ReportCheck& c : ReportChecks(report, opts)) {
+    const char* cls = c.skipped ? "na" : !c.is_verdict ? "" : c.pass ? "pass" : "fail";
+    const char* text = c.skipped       ? "skipped"
+                       : !c.is_verdict ? "measured"
+                       : c.pass        ? "pass"
+                                       : "FAIL";
+    out += "<tr><td>" + Esc(c.name) + "</td><td class=\"" + cls + "\">" + text +
+           "</td><td style=\"text-align:left\">" + Esc(c.message) + "</td></tr>\n";
+  }
+  out += "</table>\n";
+  out += "<h2>Timing sources</h2>\n" + SourcesTable(report);
+
+  out += "<h2>Latency vs online CPUs</h2>\n";
+  for (const char* d : kDirs)
+    out += LatencyVsOnline(report, d);
+  out += LevelTable(report);
+  out += "<h2>Latency histograms</h2>\n";
+  for (const char* d : kDirs)
+    out += LatencyHistogram(report, d);
+  out += "<h2>Kernel states</h2>\n" + KernelStates(report);
+  out += "<h2>Kernel phases (cpuhp_probe module)</h2>\n" + KmodPhases(report);
+  out += "<h2>Timeline and kernel log</h2>\n" + Timeline(report);
+  out += "<h2>Disturbance</h2>\n" + Disturbance(report);
+  out +=
+      "<p class=\"meta\">Written by cpuhp-stress report --format html. Latencies are the "
+      "duration of the write(2) to cpuN/online; percentiles carry at most 0.39 % histogram "
+      "error.</p>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace cpuhp

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "report/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <system_error>
+
+#include "sources/disturbance.h"
+#include "sources/kmod_source.h"
+#include "sources/kmsg_health.h"
+
+#ifndef CPUHP_VERSION
+#define CPUHP_VERSION "0.0.0"
+#endif
+
+namespace cpuhp {
+namespace {
+
+using nlohmann::json;
+
+std::string ErrnoText(int err) {
+  return std::error_code(err, std::generic_category()).message();
+}
+
+// "<path>: <syscall>: <strerror>" for the current errno.
+std::string SyscallError(const std::string& path, const char* syscall) {
+  return path + ": " + syscall + ": " + ErrnoText(errno);
+}
+
+std::string DirectoryOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  if (slash == 0)
+    return "/";
+  return path.substr(0, slash);
+}
+
+bool WriteAll(int fd, const std::string& content) {
+  const char* p = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return false;
+    }
+    if (n == 0) {  // not expected for a regular file; never spin on it
+      errno = EIO;
+      return false;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+int OpenExclusive(const std::string& path) {
+  int fd;
+  do {
+    fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
+}
+
+// Lookups that tolerate a report missing a key (an older schema, an interim
+// report), so that the summary never throws at the end of a long run.
+uint64_t U64(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number())
+    return 0;
+  if (!it->is_number_float())
+    return it->get<uint64_t>();
+  // A fraction, a negative or a huge number (a hand-edited report) has no
+  // uint64_t: converting it is undefined.
+  const double v = it->get<double>();
+  return v > 0 ? (v < 0x1p64 ? static_cast<uint64_t>(v) : UINT64_MAX) : 0;
+}
+
+std::string Str(const json& j, const char* key, const char* fallback) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
+const json& Section(const json& j, const char* key) {
+  static const json kEmpty = json::object();
+  auto it = j.find(key);
+  return it != j.end() && it->is_object() ? *it : kEmpty;
+}
+
+std::string Printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string Printf(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(nullptr, 0, fmt, ap);
+  va_end(ap);
+  std::string s(n > 0 ? static_cast<size_t>(n) : 0, '\0');
+  if (n > 0)
+    vsnprintf(s.data(), s.size() + 1, fmt, ap2);
+  va_end(ap2);
+  return s;
+}
+
+std::string Ms(uint64_t ns) {
+  return Printf("%.3f", static_cast<double>(ns) / 1e6);
+}
+
+// One table row: a space before every column so that a value wider than its
+// column still stays apart from its neighbour.
+std::string Row(const std::string& label, const std::string& ops, const std::string& p50,
+                const std::string& p99, const std::string& max) {
+  return Printf("  %11s %8s %8s %8s %8s\n", label.c_str(), ops.c_str(), p50.c_str(), p99.c_str(),
+                max.c_str());
+}
+
+std::string LatencyRow(const std::string& label, const json& s) {
+  return Row(label, std::to_string(U64(s, "count")), Ms(U64(s, "p50_ns")), Ms(U64(s, "p99_ns")),
+             Ms(U64(s, "max_ns")));
+}
+
+std::string DirectionTable(const json& report, const char* dir) {
+  const json& total = Section(Section(report, "directions"), dir);
+  std::string out = std::string("\n") + dir + " latency (ms)\n";
+  if (U64(total, "count") == 0)
+    return out + "  no successful operations\n";
+  out += Row("online CPUs", "ops", "p50", "p99", "max");
+  std::vector<json> levels;
+  auto it = Section(report, "per_online_count").find(dir);
+  if (it != Section(report, "per_online_count").end() && it->is_array())
+    levels.assign(it->begin(), it->end());
+  std::stable_sort(levels.begin(), levels.end(), [](const json& a, const json& b) {
+    return U64(a, "online_cpus") < U64(b, "online_cpus");
+  });
+  for (const json& level : levels)
+    out += LatencyRow(std::to_string(U64(level, "online_cpus")), level);
+  out += LatencyRow("all", total);
+  return out;
+}
+
+std::string ErrorLines(const json& report) {
+  std::string out;
+  auto it = Section(report, "errors").find("by_errno");
+  if (it != Section(report, "errors").end() && it->is_array() && !it->empty()) {
+    out += "\nerrors\n";
+    for (const json& e : *it)
+      out += "  " + Str(e, "name", "?") + " (errno " + std::to_string(U64(e, "errno")) +
+             "): " + std::to_string(U64(e, "count")) + " ops\n";
+  }
+  uint64_t mismatches = U64(Section(report, "totals"), "readback_mismatches");
+  if (mismatches != 0)
+    out += Printf("\nreadback mismatches: %" PRIu64 " ops\n", mismatches);
+  return out;
+}
+
+std::string RestoreLine(const json& report) {
+  auto it = report.find("restore");
+  if (it == report.end() || !it->is_object() || !it->contains("ok"))
+    return "\nrestore: not run\n";
+  const json& r = *it;
+  bool ok = r["ok"].is_boolean() && r["ok"].get<bool>();
+  std::string out = std::string("\nrestore: ") + (ok ? "ok" : "FAILED") + " (" +
+                    std::to_string(U64(r, "writes")) + " writes, online CPUs " +
+                    Str(r, "mask", "?") + ")\n";
+  auto failures = r.find("failures");
+  if (failures != r.end() && failures->is_array())
+    for (const json& f : *failures)
+      out += "  " + (f.is_string() ? f.get<std::string>() : f.dump()) + "\n";
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json OpRecordToJson(const OpRecord& rec) {
+  json j = {
+      {"i", rec.index},
+      {"cpu", rec.cpu},
+      {"dir", DirectionName(rec.dir)},
+      {"start_ns", rec.start_ns},
+      {"duration_ns", rec.duration_ns},
+      {"errno", rec.err},
+      {"online_before", rec.online_before},
+      {"readback_ok", rec.readback_ok},
+  };
+  if (rec.err != 0)
+    j["error"] = ErrnoName(rec.err);
+  return j;
+}
+
+nlohmann::json BuildReport(const ReportInputs& in) {
+  json report = in.stats ? in.stats->ToJson() : RunStats().ToJson();
+  auto object_or_empty = [](const json& j) { return j.is_null() ? json::object() : j; };
+
+  report["schema_version"] = kReportSchemaVersion;
+  report["tool"] = {{"name", "cpuhp-stress"}, {"version", CPUHP_VERSION}};
+  report["interim"] = in.interim;
+  report["host"] = object_or_empty(in.host);
+  report["config"] = object_or_empty(in.config);
+  report["seed"] = in.seed;
+  report["cpus"] = object_or_empty(in.cpus);
+
+  // The sim backend times operations with its own modeled clock; saying
+  // CLOCK_MONOTONIC there would pass modeled numbers off as measured ones.
+  bool simulated = in.config.is_object() && in.config.value("backend", "") == "sim";
+  report["run"] = {
+      {"started_at", in.started_at},
+      {"ended_at", in.ended_at},
+      {"elapsed_ns", in.elapsed_ns},
+      // An interim report is written while the run goes on: no stop reason yet.
+      {"stop_reason", in.stop_reason.empty() ? json(nullptr) : json(in.stop_reason)},
+      {"stop_message", in.stop_message.empty() ? json(nullptr) : json(in.stop_message)},
+      {"clock", simulated ? "simulated" : "CLOCK_MONOTONIC"},
+      {"histogram",
+       {{"sub_buckets_per_octave", Histogram::kSubBuckets},
+        // Values are reported at their bucket's midpoint: off by at most
+        // half a bucket, 1/(2*128) of the value.
+        {"max_relative_error", 0.5 / Histogram::kSubBuckets}}},
+  };
+
+  json first_errors = json::array();
+  for (const OpRecord& rec : in.first_errors)
+    first_errors.push_back(OpRecordToJson(rec));
+  report["first_errors"] = std::move(first_errors);
+  report["first_errors_dropped"] = in.first_errors_dropped;
+  report["timing_sources"] = object_or_empty(in.timing_sources);
+  // Null until the CPUs have been put back (interim reports).
+  report["restore"] = in.restore.is_object() ? in.restore : json(nullptr);
+  report["process"] = {{"max_rss_kib", in.max_rss_kib}};
+  return report;
+}
+
+bool WriteFileAtomic(const std::string& path, const std::string& content, std::string* err) {
+  std::string unused;
+  if (err == nullptr)
+    err = &unused;
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  int fd = OpenExclusive(tmp);
+  if (fd < 0 && errno == EEXIST) {
+    // Left behind by a crash of an earlier process with our pid (pids repeat
+    // across reboots, the state directory does not): the name is ours.
+    unlink(tmp.c_str());
+    fd = OpenExclusive(tmp);
+  }
+  if (fd < 0) {
+    *err = SyscallError(path, "open");
+    return false;
+  }
+  const char* failed_call = nullptr;
+  if (!WriteAll(fd, content))
+    failed_call = "write";
+  else if (fsync(fd) != 0)
+    failed_call = "fsync";
+  int saved_errno = errno;
+  // close() can report a delayed write error (NFS): it counts as a failure.
+  if (close(fd) != 0 && failed_call == nullptr) {
+    failed_call = "close";
+    saved_errno = errno;
+  }
+  if (failed_call == nullptr && rename(tmp.c_str(), path.c_str()) != 0) {
+    failed_call = "rename";
+    saved_errno = errno;
+  }
+  if (failed_call != nullptr) {
+    unlink(tmp.c_str());
+    errno = saved_errno;
+    *err = SyscallError(path, failed_call);
+    return false;
+  }
+  // The new file is in place; without this a crash could still lose the
+  // rename. Failing here is reported, but the new content is already visible.
+  const std::string dir = DirectoryOf(path);
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) {
+    *err = SyscallError(dir, "open directory");
+    return false;
+  }
+  bool synced = fsync(dfd) == 0;
+  if (!synced)
+    *err = SyscallError(dir, "fsync directory");
+  close(dfd);
+  return synced;
+}
+
+std::string HumanSummary(const nlohmann::json& report) {
+  const json& totals = Section(report, "totals");
+  const json& run = Section(report, "run");
+  uint64_t ops = U64(totals, "ops");
+  double elapsed_s = static_cast<double>(U64(run, "elapsed_ns")) / 1e9;
+  std::string rate = elapsed_s > 0 ? Printf("%.1f", static_cast<double>(ops) / elapsed_s) : "-";
+  auto interim_it = report.find("interim");
+  bool interim = interim_it != report.end() && interim_it->is_boolean() && interim_it->get<bool>();
+  std::string out =
+      Printf("%s%" PRIu64 " ops, %" PRIu64 " ok, %" PRIu64
+             " failed in %.3f s (%s ops/s), stop reason: %s\n",
+             interim ? "interim: " : "", ops, U64(totals, "ok"), U64(totals, "failed"), elapsed_s,
+             rate.c_str(), Str(run, "stop_reason", interim ? "still running" : "none").c_str());
+  if (std::string why = Str(run, "stop_message", ""); !why.empty())
+    out += "  " + why + "\n";
+  for (const char* dir : {"offline", "online"})
+    out += DirectionTable(report, dir);
+  out += KmodSummary(report);
+  out += DisturbanceSummary(report);
+  out += KmsgHealthSummary(report);
+  out += ErrorLines(report);
+  out += RestoreLine(report);
+  return out;
+}
+
+std::string FormatUtc(int64_t realtime_ns) {
+  // Floor division, so that times before 1970 still print the right second.
+  int64_t sec = realtime_ns / 1000000000;
+  int64_t rem = realtime_ns % 1000000000;
+  if (rem < 0) {
+    rem += 1000000000;
+    --sec;
+  }
+  time_t t = static_cast<time_t>(sec);
+  struct tm tm;
+  if (gmtime_r(&t, &tm) == nullptr)
+    return "1970-01-01T00:00:00.000Z";
+  char buf[64];
+  size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  return std::string(buf, n) + Printf(".%03dZ", static_cast<int>(rem / 1000000));
+}
+
+}  // namespace cpuhp

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "report/report_formats.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cmath>
+
+#include "cli/commands.h"
+#include "report/html_report.h"
+#include "report/report.h"
+#include "util/report_json.h"
+
+namespace cpuhp {
+namespace {
+
+using nlohmann::json;
+
+using report_json::Fmt;
+using report_json::Get;
+using report_json::Path;
+using report_json::Str;
+using report_json::U64;
+using report_json::XmlEscape;
+
+constexpr const char* kDirs[] = {"offline", "online"};
+
+std::string SafeName(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.')
+      c = '_';
+  return s;
+}
+
+std::string NumText(double v) {
+  return Fmt("%.6g", v);
+}
+
+}  // namespace
+
+bool ParseLimit(const std::string& text, ReportOptions* opts, std::string* err) {
+  size_t eq = text.find('=');
+  std::string key = eq == std::string::npos ? "" : text.substr(0, eq);
+  std::string value = eq == std::string::npos ? "" : text.substr(eq + 1);
+  double scale = 1;
+  if (value.size() > 2 && value.compare(value.size() - 2, 2, "ms") == 0) {
+    value.resize(value.size() - 2);
+  } else if (value.size() > 2 && value.compare(value.size() - 2, 2, "us") == 0) {
+    value.resize(value.size() - 2);
+    scale = 1e-3;
+  }
+  char* end = nullptr;
+  double v = value.empty() ? NAN : std::strtod(value.c_str(), &end);
+  bool key_ok = false;
+  for (const char* d : kDirs)
+    for (const char* s : {"p50", "p90", "p99", "p99_9", "max", "mean"})
+      key_ok |= key == std::string(d) + "." + s;
+  if (!key_ok || value.empty() || *end != '\0' || !std::isfinite(v) || v < 0) {
+    *err = "--limit '" + text +
+           "': expected DIRECTION.STAT=VALUE[ms|us] (offline|online . p50|p90|p99|p99_9|max|mean)";
+    return false;
+  }
+  opts->limits_ms[key] = v * scale;
+  return true;
+}
+
+std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& opts) {
+  std::vector<ReportCheck> checks;
+  const json& totals = Get(report, "totals");
+  uint64_t failed = U64(totals, "failed");
+  uint64_t mismatches = U64(totals, "readback_mismatches");
+  ReportCheck errors;
+  errors.name = "no_operation_errors";
+  errors.pass = failed == 0 && mismatches == 0;
+  errors.has_measurement = true;
+  errors.value = static_cast<double>(failed + mismatches);
+  errors.unit = "ops";
+  errors.message = Fmt("%" PRIu64 " of %" PRIu64 " operations failed, %" PRIu64 " read back wrong",
+                       failed, U64(totals, "ops"), mismatches);
+  checks.push_back(errors);
+
+  // The kernel-log health source (daemon/kmsg_health.h): every kind it counts
+  // is a problem (WARN, BUG, Oops, RCU stall, lockups, hung task, a CPU that
+  // failed to come online or did not die). Unavailable: a skipped check that
+  // says why, never a pass it did not measure.
+  std::string health_reason;
+  std::string health_status = report_json::SourceStatus(report, "kmsg_health", &health_reason);
+  if (health_status != "absent") {
+    const json& health = Path(report, {"timing_sources", "kmsg_health"});
+    ReportCheck warn;
+    warn.name = "no_kernel_warnings";
+    if (health_status != "ok") {
+      warn.skipped = true;
+      warn.message = "kernel log health " + health_status +
+                     (health_reason.empty() ? "" : ": " + health_reason);
+    } else {
+      uint64_t n = 0;
+      std::string kinds;
+      const json& counts = Get(health, "counts");
+      for (const auto& [kind, count] : counts.items()) {
+        uint64_t k = U64(counts, kind.c_str());
+        n += k;
+        if (k)
+          kinds += Fmt("%s%s %" PRIu64, kinds.empty() ? "" : ", ", kind.c_str(), k);
+      }
+      warn.pass = n == 0;
+      warn.has_measurement = true;
+      warn.value = static_cast<double>(n);
+      warn.unit = "warnings";
+      warn.message = Fmt("%" PRIu64 " problem lines in %" PRIu64
+                         " kernel log records read (WARN, BUG, Oops, stalls, lockups)",
+                         n, U64(health, "records_read"));
+      if (!kinds.empty())
+        warn.message += ": " + kinds;
+      const json& first = Get(health, "first_event");
+      if (first.is_object()) {
+        const json& op = Get(first, "op_index");
+        warn.message += "; first: " + Str(first, "kind", "?") +
+                        (op.is_number() ? Fmt(" at operation %" PRIu64, U64(first, "op_index"))
+                                        : std::string(" before the first operation")) +
+                        ": " + Str(first, "message");
+      }
+      std::string added = Str(Get(health, "taint"), "added_flags");
+      if (!added.empty())
+        warn.message += "; taint flags set during the run: " + added;
+    }
+    checks.push_back(warn);
+  }
+
+  ReportCheck restored;
+  restored.name = "cpus_restored";
+  const json& restore = Get(report, "restore");
+  restored.pass =
+      restore.is_object() && Get(restore, "ok").is_boolean() && restore["ok"].get<bool>();
+  restored.message = restore.is_object() ? "online CPUs " + Str(restore, "mask", "?") +
+                                               (restored.pass ? " restored" : ": restore FAILED")
+                                         : "no restore result (interim report?)";
+  checks.push_back(restored);
+
+  for (const char* dir : kDirs) {
+    const json& s = Get(Get(report, "directions"), dir);
+    if (U64(s, "count") == 0)
+      continue;
+    for (const char* stat : {"p50", "p99", "max"}) {
+      ReportCheck m;
+      m.name = std::string(dir) + "_" + stat;
+      m.has_measurement = true;
+      m.value = static_cast<double>(U64(s, (std::string(stat) + "_ns").c_str())) / 1e6;
+      m.unit = "ms";
+      m.is_verdict = false;
+      m.message = Fmt("%s latency %s: %.3f ms over %" PRIu64 " operations", dir, stat, m.value,
+                      U64(s, "count"));
+      auto lim = opts.limits_ms.find(std::string(dir) + "." + stat);
+      if (lim != opts.limits_ms.end()) {
+        m.is_verdict = true;
+        m.pass = m.value <= lim->second;
+        m.message += Fmt(", limit %.3f ms", lim->second);
+      }
+      checks.push_back(m);
+    }
+  }
+  // Limits on stats not listed above (p90, p99_9, mean).
+  for (const auto& [key, limit] : opts.limits_ms) {
+    std::string dir = key.substr(0, key.find('.'));
+    std::string stat = key.substr(key.find('.') + 1);
+    if (stat == "p50" || stat == "p99" || stat == "max")
+      continue;
+    const json& s = Get(Get(report, "directions"), dir.c_str());
+    ReportCheck m;
+    m.name = dir + "_" + stat;
+    m.has_measurement = true;
+    const json& v = Get(s, (stat + "_ns").c_str());
+    m.value = v.is_number() ? v.get<double>() / 1e6 : 0;
+    m.unit = "ms";
+    m.pass = U64(s, "count") > 0 && m.value <= limit;
+    m.message =
+        Fmt("%s latency %s: %.3f ms, limit %.3f ms", dir.c_str(), stat.c_str(), m.value, limit);
+    checks.push_back(m);
+  }
+
+  if (opts.baseline) {
+    Comparison c = Compare(*opts.baseline, report, opts.compare);
+    for (const CompareRow& r : c.rows) {
+      for (const Metric* m : {&r.p50, &r.p99}) {
+        if (m->verdict == Verdict::kNotApplicable)
+          continue;
+        ReportCheck k;
+        k.name = "compare_" + SafeName(m->name);
+        k.pass = m->verdict != Verdict::kRegressed;
+        k.has_measurement = true;
+        k.value = m->ratio;
+        k.unit = "ratio";
+        k.message =
+            Fmt("%s: %.3f ms vs baseline %.3f ms, ratio %.3f, CI [%.3f, %.3f], threshold "
+                "%g%%: %s",
+                m->name.c_str(), m->cand_ns / 1e6, m->base_ns / 1e6, m->ratio, m->ci_lo, m->ci_hi,
+                m->threshold * 100, VerdictName(m->verdict));
+        checks.push_back(k);
+      }
+    }
+    for (const CompareCheck& cc : c.checks) {
+      ReportCheck k;
+      k.name = "compare_" + cc.name;
+      k.pass = cc.verdict != Verdict::kRegressed;
+      k.message = cc.name + ": baseline " + cc.base + ", candidate " + cc.cand;
+      checks.push_back(k);
+    }
+  }
+  return checks;
+}
+
+std::string FormatText(const json& report, const ReportOptions& opts) {
+  std::string out = HumanSummary(report);
+  out += "\nchecks\n";
+  for (const ReportCheck& c : ReportChecks(report, opts))
+    out += Fmt("  %-4s %-28s %s\n",
+               c.skipped       ? "skip"
+               : !c.is_verdict ? "-"
+               : c.pass        ? "pass"
+                               : "FAIL",
+               c.name.c_str(), c.message.c_str());
+  return out;
+}
+
+std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
+  const json& host = Get(report, "host");
+  std::string out = "## cpuhp-stress report\n\n";
+  out += "Kernel `" + Str(host, "kernel_release", "?") + "` on " + Str(host, "cpu_model", "?") +
+         ", CPUs " + Str(Get(report, "cpus"), "selected", "?") + ", " +
+         std::to_string(U64(Get(report, "totals"), "ops")) + " operations, clock " +
+         Str(Get(report, "run"), "clock", "?") + ".\n";
+  for (const char* dir : kDirs) {
+    out += std::string("\n### ") + dir + " latency (ms)\n\n";
+    out += "| online CPUs | ops | p50 | p99 | max |\n|---:|---:|---:|---:|---:|\n";
+    std::vector<const json*> rows;
+    const json& levels = Get(Get(report, "per_online_count"), dir);
+    if (levels.is_array())
+      for (const json& l : levels)
+        rows.push_back(&l);
+    const json& all = Get(Get(report, "directions"), dir);
+    auto row = [&](const std::string& label, const json& s) {
+      out += "| " + label + " | " + std::to_string(U64(s, "count")) + " | " +
+             Fmt("%.3f", static_cast<double>(U64(s, "p50_ns")) / 1e6) + " | " +
+             Fmt("%.3f", static_cast<double>(U64(s, "p99_ns")) / 1e6) + " | " +
+             Fmt("%.3f", static_cast<double>(U64(s, "max_ns")) / 1e6) + " |\n";
+    };
+    for (const json* l : rows)
+      row(std::to_string(U64(*l, "online_cpus")), *l);
+    row("**all**", all);
+  }
+  out += "\n| check | result | detail |\n|---|---|---|\n";
+  for (const ReportCheck& c : ReportChecks(report, opts))
+    out += "| " + c.name + " | " +
+           (c.skipped       ? "skipped"
+            : !c.is_verdict ? "measured"
+            : c.pass        ? "pass"
+                            : "**FAIL**") +
+           " | " + c.message + " |\n";
+  return out;
+}
+
+std::string FormatJunit(const json& report, const ReportOptions& opts) {
+  std::vector<ReportCheck> checks = ReportChecks(report, opts);
+  int failures = 0, skipped = 0;
+  for (const ReportCheck& c : checks) {
+    failures += c.is_verdict && !c.pass;
+    skipped += c.skipped;
+  }
+  double seconds = static_cast<double>(U64(Get(report, "run"), "elapsed_ns")) / 1e9;
+  std::string host = Str(Get(report, "host"), "hostname", "unknown");
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out +=
+      Fmt("<testsuites name=\"cpuhp-stress\" tests=\"%zu\" failures=\"%d\" errors=\"0\" "
+          "time=\"%.3f\">\n",
+          checks.size(), failures, seconds);
+  out +=
+      Fmt("  <testsuite name=\"cpuhp-stress\" tests=\"%zu\" failures=\"%d\" errors=\"0\" "
+          "skipped=\"%d\" time=\"%.3f\" timestamp=\"%s\" hostname=\"%s\">\n",
+          checks.size(), failures, skipped, seconds,
+          XmlEscape(Str(Get(report, "run"), "started_at")).c_str(), XmlEscape(host).c_str());
+  out += "    <properties>\n";
+  for (const auto& [k, v] : std::map<std::string, std::string>{
+           {"kernel_release", Str(Get(report, "host"), "kernel_release")},
+           {"cpus", Str(Get(report, "cpus"), "selected")},
+           {"clock", Str(Get(report, "run"), "clock")},
+           {"report", opts.report_path}})
+    out += "      <property name=\"" + k + "\" value=\"" + XmlEscape(v) + "\"/>\n";
+  out += "    </properties>\n";
+  for (const ReportCheck& c : checks) {
+    out +=
+        "    <testcase classname=\"cpuhp-stress\" name=\"" + XmlEscape(c.name) + "\" time=\"0\">\n";
+    if (c.skipped)
+      out += "      <skipped message=\"" + XmlEscape(c.message) + "\"/>\n";
+    if (c.is_verdict && !c.pass)
+      out += "      <failure message=\"" + XmlEscape(c.message) + "\" type=\"" +
+             (c.name.rfind("compare_", 0) == 0 ? "regression" : "check") + "\">" +
+             XmlEscape(c.message) + "</failure>\n";
+    out += "      <system-out>" + XmlEscape(c.message) +
+           (c.has_measurement ? " [" + NumText(c.value) + " " + c.unit + "]" : "") +
+           "</system-out>\n";
+    out += "    </testcase>\n";
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+json FormatKcidb(const json& report, const ReportOptions& opts) {
+  std::string origin = opts.kcidb_origin;
+  std::string release = Str(Get(report, "host"), "kernel_release", "unknown");
+  std::string build_id =
+      opts.kcidb_build_id.empty() ? origin + ":" + SafeName(release) : opts.kcidb_build_id;
+  std::string run_id = Str(Get(report, "run"), "started_at", "run");
+  std::string boot = Str(Get(report, "host"), "boot_id");
+  std::string run_key = SafeName(boot.empty() ? run_id : boot + "." + run_id);
+  json tests = json::array();
+  for (const ReportCheck& c : ReportChecks(report, opts)) {
+    json t = {{"id", origin + ":" + run_key + "." + c.name},
+              {"build_id", build_id},
+              {"origin", origin},
+              {"path", "cpuhp_stress." + SafeName(c.name)},
+              {"status", c.skipped       ? "SKIP"
+                         : !c.is_verdict ? "DONE"
+                         : c.pass        ? "PASS"
+                                         : "FAIL"},
+              {"comment", c.message},
+              {"environment",
+               {{"comment", Str(Get(report, "host"), "hostname", "unknown")},
+                {"misc",
+                 {{"cpu_model", Str(Get(report, "host"), "cpu_model", "unknown")},
+                  {"arch", Str(Get(report, "host"), "arch", "unknown")}}}}},
+              {"misc",
+               {{"cpus", Str(Get(report, "cpus"), "selected")},
+                {"clock", Str(Get(report, "run"), "clock")},
+                {"kernel_release", release}}}};
+    std::string start = Str(Get(report, "run"), "started_at");
+    if (!start.empty())
+      t["start_time"] = start;
+    t["duration"] = static_cast<double>(U64(Get(report, "run"), "elapsed_ns")) / 1e9;
+    if (c.has_measurement) {
+      t["number"] = {{"value", c.value}};
+      if (!c.unit.empty())
+        t["number"]["unit"] = c.unit;
+    }
+    tests.push_back(std::move(t));
+  }
+  return {{"version", {{"major", 5}, {"minor", 0}}}, {"tests", std::move(tests)}};
+}
+
+std::string FormatLava(const json& report, const ReportOptions& opts) {
+  std::string out;
+  for (const ReportCheck& c : ReportChecks(report, opts)) {
+    out += "lava-test-case " + SafeName(c.name) + " --result " +
+           (c.skipped                 ? "skip"
+            : !c.is_verdict || c.pass ? "pass"
+                                      : "fail");
+    if (c.has_measurement)
+      out += " --measurement " + NumText(c.value) + " --units " + SafeName(c.unit);
+    out += "\n";
+  }
+  return out;
+}
+
+int ReportCommand(const std::string& path, const std::string& format, const std::string& output,
+                  ReportOptions opts, std::FILE* out) {
+  json report;
+  std::string err;
+  if (!LoadReport(path, &report, &err)) {
+    std::fprintf(stderr, "cpuhp-stress: report: %s\n", err.c_str());
+    return kExitBadInput;
+  }
+  if (opts.baseline && !CheckComparable(*opts.baseline, report, &err)) {
+    std::fprintf(stderr, "cpuhp-stress: report: --baseline %s: %s\n", opts.baseline_path.c_str(),
+                 err.c_str());
+    return kExitBadInput;
+  }
+  opts.report_path = path;
+  std::string text;
+  if (format == "text")
+    text = FormatText(report, opts);
+  else if (format == "markdown")
+    text = FormatMarkdown(report, opts);
+  else if (format == "junit")
+    text = FormatJunit(report, opts);
+  else if (format == "kcidb")
+    text = FormatKcidb(report, opts).dump(2) + "\n";
+  else if (format == "lava")
+    text = FormatLava(report, opts);
+  else if (format == "html")
+    text = FormatHtml(report, opts);
+  else {
+    std::fprintf(stderr,
+                 "cpuhp-stress: report: --format '%s': expected text, markdown, junit, kcidb, "
+                 "lava or html\n",
+                 format.c_str());
+    return kExitBadInput;
+  }
+  if (output.empty() || output == "-") {
+    std::fputs(text.c_str(), out);
+  } else if (!WriteFileAtomic(output, text, &err)) {
+    std::fprintf(stderr, "cpuhp-stress: report: %s\n", err.c_str());
+    return kExitFailed;
+  }
+  bool failed = false;
+  for (const ReportCheck& c : ReportChecks(report, opts))
+    failed |= c.is_verdict && !c.pass;
+  return failed ? kExitFailed : kExitOk;
+}
+
+}  // namespace cpuhp

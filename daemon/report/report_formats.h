@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+// `cpuhp-stress report R.json --format F`: one report as checks and
+// measurements, in the formats CI systems and labs read.
+//
+// Checks (each one JUnit test case, one KCIDB test, one LAVA test case):
+//   no_operation_errors  no write(2) failed and every CPU read back right
+//   no_kernel_warnings   when the report has timing_sources.kmsg_health: no
+//                        kernel warning, oops, BUG or lockup counted there;
+//                        skipped (JUnit <skipped>, KCIDB SKIP, LAVA skip)
+//                        with the reason when that source was unavailable
+//   cpus_restored        the online mask was restored at the end
+//   <dir>_<stat>         a measurement (p50, p99, max, ms); it fails only
+//                        when --limit sets a ceiling it exceeds
+//   compare_<metric>     with --baseline: one per compared metric (p50, p99
+//                        of each direction and online-count level), failing
+//                        when it regressed beyond its threshold
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/compare.h"
+
+namespace cpuhp {
+
+struct ReportCheck {
+  std::string name;  // no spaces: [A-Za-z0-9_.-]
+  bool pass = true;
+  bool has_measurement = false;
+  double value = 0;
+  std::string unit;        // "ms", "ops", "ratio"
+  std::string message;     // why it failed, or what was measured
+  bool is_verdict = true;  // false: a pure measurement (KCIDB status DONE)
+  bool skipped = false;    // could not be checked here (its source unavailable): says why
+};
+
+struct ReportOptions {
+  std::string report_path;
+  // "offline.p99" -> ceiling in ms.
+  std::map<std::string, double> limits_ms;
+  // With a baseline, compare verdicts become checks.
+  std::optional<nlohmann::json> baseline;
+  std::string baseline_path;
+  CompareOptions compare;
+  std::string kcidb_origin = "cpuhp_stress";
+  std::string kcidb_build_id;  // default "<origin>:<kernel release>"
+};
+
+std::vector<ReportCheck> ReportChecks(const nlohmann::json& report, const ReportOptions& opts);
+
+std::string FormatText(const nlohmann::json& report, const ReportOptions& opts);
+std::string FormatMarkdown(const nlohmann::json& report, const ReportOptions& opts);
+std::string FormatJunit(const nlohmann::json& report, const ReportOptions& opts);
+nlohmann::json FormatKcidb(const nlohmann::json& report, const ReportOptions& opts);
+std::string FormatLava(const nlohmann::json& report, const ReportOptions& opts);
+
+// "offline.p99=20ms" / "online.max=1.5" (ms) into opts->limits_ms.
+bool ParseLimit(const std::string& text, ReportOptions* opts, std::string* err);
+
+// Exit codes: 0 every check passed, 1 one failed, 2 bad input.
+int ReportCommand(const std::string& path, const std::string& format, const std::string& output,
+                  ReportOptions opts, std::FILE* out);
+
+}  // namespace cpuhp

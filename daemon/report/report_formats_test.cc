@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "report/report_formats.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "testing/synthetic_report.h"
+
+namespace cpuhp {
+namespace {
+
+using nlohmann::json;
+
+json LoadFixture(const std::string& name) {
+  std::ifstream in(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str());
+}
+
+const ReportCheck* Find(const std::vector<ReportCheck>& checks, const std::string& name) {
+  for (const ReportCheck& c : checks)
+    if (c.name == name)
+      return &c;
+  return nullptr;
+}
+
+TEST(ReportFormatsTest, ChecksOfACleanRun) {
+  ReportOptions opts;
+  std::vector<ReportCheck> checks = ReportChecks(SyntheticReport(SyntheticSpec{}), opts);
+  ASSERT_NE(Find(checks, "no_operation_errors"), nullptr);
+  EXPECT_TRUE(Find(checks, "no_operation_errors")->pass);
+  EXPECT_TRUE(Find(checks, "cpus_restored")->pass);
+  EXPECT_EQ(Find(checks, "no_kernel_warnings"), nullptr);  // no health section
+  const ReportCheck* p50 = Find(checks, "offline_p50");
+  ASSERT_NE(p50, nullptr);
+  EXPECT_FALSE(p50->is_verdict);
+  EXPECT_EQ(p50->unit, "ms");
+  // offline at 2..4 online: 2.3 .. 2.6 ms, median near 2.45 ms
+  EXPECT_NEAR(p50->value, 2.45, 0.1);
+}
+
+TEST(ReportFormatsTest, FailuresLimitsHealthAndBaseline) {
+  SyntheticSpec s;
+  s.failed = 2;
+  s.restore_ok = false;
+  json r = SyntheticReport(s);
+  // The kernel log section of a real run (one injected WARNING line).
+  r["timing_sources"]["kmsg_health"] =
+      LoadFixture("report-real-cpu1.json")["timing_sources"]["kmsg_health"];
+  ReportOptions o;
+  std::string err;
+  ASSERT_TRUE(ParseLimit("offline.p99=1ms", &o, &err)) << err;
+  ASSERT_TRUE(ParseLimit("online.p50=100ms", &o, &err)) << err;
+  EXPECT_FALSE(ParseLimit("sideways.p99=1ms", &o, &err));
+  EXPECT_FALSE(ParseLimit("offline.p99=fast", &o, &err));
+  SyntheticSpec faster;
+  faster.online_scale = 0.5;
+  o.baseline = SyntheticReport(faster);  // the candidate r is 2x slower online
+  std::vector<ReportCheck> checks = ReportChecks(r, o);
+  EXPECT_FALSE(Find(checks, "no_operation_errors")->pass);
+  EXPECT_EQ(Find(checks, "no_operation_errors")->value, 2);
+  EXPECT_FALSE(Find(checks, "cpus_restored")->pass);
+  EXPECT_FALSE(Find(checks, "no_kernel_warnings")->pass);
+  EXPECT_FALSE(Find(checks, "offline_p99")->pass);
+  EXPECT_TRUE(Find(checks, "online_p50")->pass);
+  const ReportCheck* cmp = Find(checks, "compare_online.p50");
+  ASSERT_NE(cmp, nullptr);
+  EXPECT_FALSE(cmp->pass);
+  EXPECT_NEAR(cmp->value, 2.0, 0.1);
+  EXPECT_TRUE(Find(checks, "compare_offline.p50")->pass);
+
+  // LAVA: every line is a lava-test-case call with a spaceless name.
+  std::istringstream lava(FormatLava(r, o));
+  std::regex line_re(
+      R"(^lava-test-case [A-Za-z0-9_.-]+ --result (pass|fail|skip)( --measurement -?[0-9.e+-]+ --units [A-Za-z0-9_.-]+)?$)");
+  std::string line;
+  int lines = 0, fails = 0;
+  while (std::getline(lava, line)) {
+    EXPECT_TRUE(std::regex_match(line, line_re)) << line;
+    lines++;
+    fails += line.find("--result fail") != std::string::npos;
+  }
+  EXPECT_EQ(lines, static_cast<int>(checks.size()));
+  EXPECT_GE(fails, 5);
+
+  // KCIDB: v5 with the fields a test needs.
+  json k = FormatKcidb(r, o);
+  EXPECT_EQ(k["version"]["major"], 5);
+  ASSERT_EQ(k["tests"].size(), checks.size());
+  for (const json& t : k["tests"]) {
+    EXPECT_TRUE(t["id"].get<std::string>().rfind("cpuhp_stress:", 0) == 0);
+    EXPECT_TRUE(t.contains("build_id") && t.contains("origin") && t.contains("path"));
+    EXPECT_TRUE(std::regex_match(t["path"].get<std::string>(),
+                                 std::regex(R"(^[a-zA-Z0-9_-]+(\.[a-zA-Z0-9_-]+)*$)")))
+        << t["path"];
+  }
+
+  // JUnit counts the failures.
+  std::string junit = FormatJunit(r, o);
+  EXPECT_NE(junit.find("failures=\"" + std::to_string(fails) + "\""), std::string::npos);
+}
+
+// A real cpu1 run with an injected "WARNING:" kernel log line.
+TEST(ReportFormatsTest, KernelWarningOfARealRunFailsItsCheck) {
+  json r = LoadFixture("report-real-cpu1.json");
+  const ReportOptions o;
+  const json& first = r["timing_sources"]["kmsg_health"]["first_event"];
+  ASSERT_TRUE(first.is_object());
+  std::vector<ReportCheck> checks = ReportChecks(r, o);
+  const ReportCheck* warn = Find(checks, "no_kernel_warnings");
+  ASSERT_NE(warn, nullptr);
+  EXPECT_FALSE(warn->pass);
+  EXPECT_FALSE(warn->skipped);
+  EXPECT_EQ(warn->value, 1);
+  EXPECT_NE(warn->message.find("warning 1"), std::string::npos) << warn->message;
+  EXPECT_NE(warn->message.find("first: warning at operation " +
+                               std::to_string(first["op_index"].get<uint64_t>()) + ": " +
+                               first["message"].get<std::string>()),
+            std::string::npos)
+      << warn->message;
+  std::string junit = FormatJunit(r, o);
+  EXPECT_NE(junit.find("<failure message=\"1 problem lines"), std::string::npos) << junit;
+  EXPECT_NE(FormatLava(r, o).find("lava-test-case no_kernel_warnings --result fail "
+                                  "--measurement 1 --units warnings\n"),
+            std::string::npos);
+  // The same run with a quiet kernel log passes.
+  for (auto& [kind, n] : r["timing_sources"]["kmsg_health"]["counts"].items())
+    n = 0;
+  EXPECT_TRUE(Find(ReportChecks(r, o), "no_kernel_warnings")->pass);
+}
+
+// kmsg_health unavailable: the check is skipped with the reason in every
+// format, never a pass it did not measure; absent: no check at all.
+TEST(ReportFormatsTest, UnavailableKernelLogIsSkippedNotPassed) {
+  json r = LoadFixture("report-real-cpu1.json");
+  r["timing_sources"]["kmsg_health"] = {{"status", "unavailable"},
+                                        {"reason", "/dev/kmsg: Permission denied"}};
+  ReportOptions o;
+  std::vector<ReportCheck> checks = ReportChecks(r, o);
+  const ReportCheck* warn = Find(checks, "no_kernel_warnings");
+  ASSERT_NE(warn, nullptr);
+  EXPECT_TRUE(warn->skipped);
+  std::string junit = FormatJunit(r, o);
+  EXPECT_NE(junit.find("skipped=\"1\""), std::string::npos);
+  EXPECT_NE(junit.find("<skipped message=\"kernel log health unavailable: /dev/kmsg: Permission "
+                       "denied\"/>"),
+            std::string::npos)
+      << junit;
+  EXPECT_NE(FormatLava(r, o).find("lava-test-case no_kernel_warnings --result skip\n"),
+            std::string::npos);
+  bool kcidb_skip = false;
+  const json kcidb = FormatKcidb(r, o);
+  for (const json& t : kcidb["tests"])
+    kcidb_skip |= t["path"] == "cpuhp_stress.no_kernel_warnings" && t["status"] == "SKIP";
+  EXPECT_TRUE(kcidb_skip);
+  EXPECT_NE(FormatText(r, o).find("skip no_kernel_warnings"), std::string::npos);
+  r["timing_sources"].erase("kmsg_health");
+  EXPECT_EQ(Find(ReportChecks(r, o), "no_kernel_warnings"), nullptr);
+}
+
+}  // namespace
+}  // namespace cpuhp

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "run/runner.h"
+
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace cpuhp {
+
+uint64_t Runner::elapsed_ns() const {
+  return elapsed_before_ns_ + (running_ ? MonotonicClock()->NowNs() : ended_ns_) - started_ns_;
+}
+
+bool Runner::SourceWantsStop(RunOutcome* out) {
+  std::string why;
+  for (TimingSource* s : sources_) {
+    if (s->WantsStop(&why)) {
+      out->stop_reason = "error";
+      out->message = s->name() + ": " + why;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Runner::CpuLost(const OpRecord& rec, bool now_online, RunOutcome* out) {
+  if (!limits_.lost_cpu_after || rec.dir != Direction::kOnline)
+    return false;
+  uint32_t& n = failed_onlines_[static_cast<size_t>(rec.cpu)];
+  n = now_online ? 0 : n + 1;
+  if (n < limits_.lost_cpu_after)
+    return false;
+  out->stop_reason = "error";
+  out->message = "cpu" + std::to_string(rec.cpu) + " lost: " + std::to_string(n) +
+                 " online writes in a row left it offline (last: " +
+                 (rec.err ? std::string(strerror(rec.err)) : std::string("wrote 1, reads 0")) +
+                 "); see the kernel log";
+  return true;
+}
+
+RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<void()>& tick) {
+  RunOutcome out;
+  Clock* wall = MonotonicClock();
+  Clock* clock = ctl_->clock();
+  const uint64_t started_ns = wall->NowNs();
+  started_ns_ = started_ns;
+  running_ = true;
+  uint64_t next_tick_ns = started_ns;
+  std::string err;
+  if (in_flight_)
+    in_flight_->tid.store(static_cast<int>(syscall(SYS_gettid)));
+
+  failed_onlines_.assign(state_.online.size(), 0);
+  const uint64_t first_index = index_;
+  for (uint64_t index = first_index;; ++index) {
+    index_ = index;
+    if (*stop) {
+      out.stop_reason = "signal";
+      out.message = strsignal(*stop);
+      break;
+    }
+    if (limits_.iterations && index >= limits_.iterations) {
+      out.stop_reason = "iterations";
+      break;
+    }
+    const uint64_t now_ns = wall->NowNs();
+    if (limits_.duration_ns && elapsed_before_ns_ + now_ns - started_ns >= limits_.duration_ns) {
+      out.stop_reason = "duration";
+      break;
+    }
+    if (tick && now_ns >= next_tick_ns) {
+      tick();
+      next_tick_ns = now_ns + 100000000ull;
+    }
+    std::optional<Operation> op = schedule_->Next(state_);
+    if (!op) {
+      out.stop_reason = schedule_->error().empty() ? "schedule_complete" : "error";
+      out.message = schedule_->error();
+      break;
+    }
+
+    if (hook_ && !hook_->BeforeOp(*op, index, &state_, &err)) {
+      out.stop_reason = "error";
+      out.message = err;
+      break;
+    }
+
+    const bool want_online = op->dir == Direction::kOnline;
+    OpRecord rec;
+    rec.index = index;
+    rec.cpu = op->cpu;
+    rec.dir = op->dir;
+    rec.online_before = state_.count;
+    for (TimingSource* s : sources_)
+      s->OpBegin(*op, index);
+    if (in_flight_) {
+      in_flight_->index.store(index, std::memory_order_relaxed);
+      in_flight_->cpu.store(op->cpu, std::memory_order_relaxed);
+      in_flight_->dir.store(static_cast<int>(op->dir), std::memory_order_relaxed);
+      in_flight_->start_wall_ns.store(wall->NowNs(), std::memory_order_release);
+    }
+    rec.start_ns = clock->NowNs();
+    rec.err = ctl_->WriteOnline(op->cpu, want_online);
+    rec.duration_ns = clock->NowNs() - rec.start_ns;
+    if (in_flight_)
+      in_flight_->start_wall_ns.store(0, std::memory_order_release);
+
+    // The file must read back the new value after a successful write and the
+    // old one after a failed write; what it reads is the truth from here on.
+    const bool expected = rec.err == 0 ? want_online : state_.IsOnline(op->cpu);
+    const int now_online = ctl_->ReadOnline(op->cpu, &err);
+    rec.readback_ok = now_online == static_cast<int>(expected);
+    state_.Set(op->cpu, now_online >= 0 ? now_online == 1 : expected);
+
+    for (auto it = sources_.rbegin(); it != sources_.rend(); ++it)
+      (*it)->OpEnd(rec);
+    stats_->Add(rec);
+    ++out.ops;
+    if (rec.err != 0 || !rec.readback_ok) {
+      if (first_errors_.size() < kMaxFirstErrors)
+        first_errors_.push_back(rec);
+      else
+        ++first_errors_dropped_;
+    }
+    if (oplog_ && oplog_->is_open() && !oplog_->Append(rec, &err)) {
+      out.stop_reason = "fatal";
+      out.message = err;
+      break;
+    }
+    if (hook_ && !hook_->AfterOp(rec, &err)) {
+      out.stop_reason = "error";
+      out.message = err;
+      break;
+    }
+    if (SourceWantsStop(&out) || CpuLost(rec, state_.IsOnline(op->cpu), &out))
+      break;
+    if (limits_.stop_on_error && (rec.err != 0 || !rec.readback_ok)) {
+      out.stop_reason = "error";
+      out.message = "cpu" + std::to_string(rec.cpu) + " " + std::string(DirectionName(rec.dir)) +
+                    (rec.err ? ": write failed: " + std::string(strerror(rec.err))
+                             : ": online file reads back the wrong value");
+      break;
+    }
+    if (limits_.interval_ns) {
+      timespec ts = {static_cast<time_t>(limits_.interval_ns / 1000000000ull),
+                     static_cast<long>(limits_.interval_ns % 1000000000ull)};
+      clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
+    }
+  }
+  index_ = first_index + out.ops;
+  ended_ns_ = wall->NowNs();
+  running_ = false;
+  if (tick)
+    tick();
+  return out;
+}
+
+}  // namespace cpuhp

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+// The operation loop: schedule -> timed write -> readback -> timing sources
+// -> statistics and operation log. Nothing in it allocates per operation.
+#pragma once
+
+#include <atomic>
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "machine/cpu_control.h"
+#include "run/oplog.h"
+#include "stats/run_stats.h"
+#include "run/schedule.h"
+#include "sources/timing_source.h"
+
+namespace cpuhp {
+
+struct RunLimits {
+  uint64_t iterations = 0;   // 0: no limit
+  uint64_t duration_ns = 0;  // 0: no limit (wall time, CLOCK_MONOTONIC)
+  bool stop_on_error = false;
+  uint64_t interval_ns = 0;
+  // A CPU whose online writes fail this many times in a row is lost (x86:
+  // "CPUn failed to report alive state", each attempt 10 s then EIO): the run
+  // stops with stop_reason "error" instead of timing the same failure for the
+  // rest of a soak. 0: never.
+  uint32_t lost_cpu_after = 3;
+};
+
+struct RunOutcome {
+  std::string stop_reason;  // iterations|duration|schedule_complete|error|signal|fatal
+  std::string message;      // why, for error/fatal/signal
+  uint64_t ops = 0;
+};
+
+// The operation in flight, published for the stuck-operation watchdog
+// (another thread; the runner's may be stuck in the kernel). start_wall_ns is
+// CLOCK_MONOTONIC at the write's start, 0 when no write is in flight.
+struct InFlight {
+  std::atomic<uint64_t> start_wall_ns{0};
+  std::atomic<uint64_t> index{0};
+  std::atomic<int> cpu{-1};
+  std::atomic<int> dir{0};
+  std::atomic<int> tid{0};
+};
+
+// Runs around each operation, outside its timed window (the fault injector,
+// daemon/faults.h: an injected write before the operation, the rollback
+// check after it). Either returning false stops the run with stop_reason
+// "error" and *why.
+class OpHook {
+ public:
+  virtual ~OpHook() = default;
+  // Before the schedule's `op` (index). May write to op.cpu; must leave
+  // *state telling the truth about it.
+  virtual bool BeforeOp(const Operation& op, uint64_t index, OnlineState* state,
+                        std::string* why) = 0;
+  // After the operation's record is complete and counted.
+  virtual bool AfterOp(const OpRecord& rec, std::string* why) = 0;
+};
+
+class Runner {
+ public:
+  static constexpr size_t kMaxFirstErrors = 100;
+
+  Runner(CpuControl* ctl, Schedule* schedule, OnlineState state, RunStats* stats,
+         std::vector<TimingSource*> sources, OpLog* oplog, RunLimits limits)
+      : ctl_(ctl),
+        schedule_(schedule),
+        state_(std::move(state)),
+        stats_(stats),
+        sources_(std::move(sources)),
+        oplog_(oplog),
+        limits_(limits) {}
+
+  // Runs until a limit, the schedule's end, an error (with stop_on_error), a
+  // fatal problem (operation log unwritable) or *stop becoming non-zero (the
+  // signal number). `tick` is called about every 100 ms of wall time.
+  RunOutcome Run(const volatile sig_atomic_t* stop, const std::function<void()>& tick);
+
+  // Continue a checkpointed run: the next operation has index `index`, and
+  // `elapsed_ns` of the duration limit are already used.
+  void ResumeAt(uint64_t index, uint64_t elapsed_ns, std::vector<OpRecord> first_errors,
+                uint64_t first_errors_dropped) {
+    index_ = index;
+    elapsed_before_ns_ = elapsed_ns;
+    first_errors_ = std::move(first_errors);
+    first_errors_dropped_ = first_errors_dropped;
+  }
+  void set_in_flight(InFlight* f) { in_flight_ = f; }
+  void set_hook(OpHook* h) { hook_ = h; }
+  // Valid inside `tick` and after Run: operations done so far (the next
+  // index), and the run's elapsed time including resumed segments.
+  uint64_t next_index() const { return index_; }
+  uint64_t elapsed_ns() const;
+
+  const OnlineState& state() const { return state_; }
+  const std::vector<OpRecord>& first_errors() const { return first_errors_; }
+  uint64_t first_errors_dropped() const { return first_errors_dropped_; }
+
+ private:
+  // A timing source asked to stop (TimingSource::WantsStop): fills *out.
+  bool SourceWantsStop(RunOutcome* out);
+  // Counts consecutive failed onlines of rec.cpu; true (and fills *out) when
+  // the CPU is lost (RunLimits::lost_cpu_after).
+  bool CpuLost(const OpRecord& rec, bool now_online, RunOutcome* out);
+
+  CpuControl* ctl_;
+  Schedule* schedule_;
+  OnlineState state_;
+  RunStats* stats_;
+  std::vector<TimingSource*> sources_;
+  OpLog* oplog_;
+  RunLimits limits_;
+  std::vector<OpRecord> first_errors_;
+  uint64_t first_errors_dropped_ = 0;
+  uint64_t index_ = 0;
+  uint64_t elapsed_before_ns_ = 0;
+  uint64_t started_ns_ = 0;
+  bool running_ = false;
+  uint64_t ended_ns_ = 0;
+  InFlight* in_flight_ = nullptr;
+  OpHook* hook_ = nullptr;
+  std::vector<uint32_t> failed_onlines_;  // per CPU, consecutive; sized at Run
+};
+
+}  // namespace cpuhp

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "run/schedule.h"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "util/cpu_list.h"
+#include "util/rng.h"
+
+namespace cpuhp {
+namespace {
+
+bool CanOffline(const ScheduleParams& p, const OnlineState& s, int cpu) {
+  return s.IsOnline(cpu) && s.count - 1 >= std::max(1, p.min_online);
+}
+
+Operation Toggle(const OnlineState& s, int cpu) {
+  return {cpu, s.IsOnline(cpu) ? Direction::kOffline : Direction::kOnline};
+}
+
+Direction DirFrom(const nlohmann::json& j) {
+  const int d = j.get<int>();
+  if (d != 0 && d != 1)
+    throw std::out_of_range("direction " + std::to_string(d));
+  return static_cast<Direction>(d);
+}
+
+// Runs `apply` (which reads fields with .at() and returns whether they are in
+// range) and turns every exception into a one-line error.
+template <typename F>
+bool Restore(const nlohmann::json& j, const char* pattern, std::string* err, F apply) {
+  try {
+    if (!j.is_object() || j.value("pattern", "") != pattern) {
+      *err = std::string("schedule state is not for pattern ") + pattern;
+      return false;
+    }
+    if (!apply()) {
+      *err = std::string(pattern) + " schedule state out of range";
+      return false;
+    }
+    return true;
+  } catch (const std::exception& e) {
+    *err = std::string(pattern) + " schedule state: " + e.what();
+    return false;
+  }
+}
+
+// Each selected CPU in turn: toggle it, then toggle it back, so every CPU
+// ends its turn as it started.
+class RoundRobin : public Schedule {
+ public:
+  explicit RoundRobin(const ScheduleParams& p) : p_(p) {}
+
+  std::optional<Operation> Next(const OnlineState& s) override {
+    if (pending_back_) {
+      pending_back_ = false;
+      // Only if the first toggle took: otherwise the CPU is already back.
+      if (s.IsOnline(back_.cpu) != (back_.dir == Direction::kOnline) &&
+          (back_.dir == Direction::kOnline || CanOffline(p_, s, back_.cpu)))
+        return back_;
+    }
+    for (size_t tried = 0; tried < p_.cpus.size(); ++tried) {
+      int cpu = p_.cpus[cursor_];
+      cursor_ = (cursor_ + 1) % p_.cpus.size();
+      if (s.IsOnline(cpu) && !CanOffline(p_, s, cpu))
+        continue;
+      Operation op = Toggle(s, cpu);
+      back_ = {cpu, op.dir == Direction::kOffline ? Direction::kOnline : Direction::kOffline};
+      pending_back_ = true;
+      return op;
+    }
+    error_ = "roundrobin: no selected CPU can change state without going below min_online " +
+             std::to_string(p_.min_online);
+    return std::nullopt;
+  }
+
+  nlohmann::json SaveState() const override {
+    return {{"pattern", "roundrobin"},
+            {"cursor", cursor_},
+            {"pending_back", pending_back_},
+            {"back_cpu", back_.cpu},
+            {"back_dir", static_cast<int>(back_.dir)}};
+  }
+  bool RestoreState(const nlohmann::json& j, std::string* err) override {
+    return Restore(j, "roundrobin", err, [&] {
+      cursor_ = j.at("cursor").get<size_t>();
+      pending_back_ = j.at("pending_back").get<bool>();
+      back_ = {j.at("back_cpu").get<int>(), DirFrom(j.at("back_dir"))};
+      return cursor_ < p_.cpus.size();
+    });
+  }
+
+ private:
+  ScheduleParams p_;
+  size_t cursor_ = 0;
+  bool pending_back_ = false;
+  Operation back_;
+};
+
+// Offline every selected CPU (ascending, within min_online), then online them
+// one by one: seed 002's loop, and seed 000's "Enabling non-boot CPUs".
+class AllCpus : public Schedule {
+ public:
+  explicit AllCpus(const ScheduleParams& p) : p_(p) {}
+
+  std::optional<Operation> Next(const OnlineState& s) override {
+    for (int phase_switches = 0; phase_switches < 3; ++phase_switches) {
+      while (cursor_ < p_.cpus.size()) {
+        int cpu = p_.cpus[cursor_++];
+        if (offlining_ ? CanOffline(p_, s, cpu) : !s.IsOnline(cpu))
+          return Operation{cpu, offlining_ ? Direction::kOffline : Direction::kOnline};
+      }
+      offlining_ = !offlining_;
+      cursor_ = 0;
+    }
+    error_ = "all: no selected CPU can change state without going below min_online " +
+             std::to_string(p_.min_online);
+    return std::nullopt;
+  }
+
+  nlohmann::json SaveState() const override {
+    return {{"pattern", "all"}, {"cursor", cursor_}, {"offlining", offlining_}};
+  }
+  bool RestoreState(const nlohmann::json& j, std::string* err) override {
+    return Restore(j, "all", err, [&] {
+      cursor_ = j.at("cursor").get<size_t>();
+      offlining_ = j.at("offlining").get<bool>();
+      return cursor_ <= p_.cpus.size();
+    });
+  }
+
+ private:
+  ScheduleParams p_;
+  size_t cursor_ = 0;
+  bool offlining_ = true;
+};
+
+// A seeded random walk: each step picks uniformly among the moves allowed now
+// (offline an online selected CPU within min_online, or online an offline one).
+class RandomWalk : public Schedule {
+ public:
+  explicit RandomWalk(const ScheduleParams& p) : p_(p), rng_(p.seed) {}
+
+  std::optional<Operation> Next(const OnlineState& s) override {
+    moves_.clear();
+    for (int cpu : p_.cpus)
+      if (!s.IsOnline(cpu) || CanOffline(p_, s, cpu))
+        moves_.push_back(cpu);
+    if (moves_.empty()) {
+      error_ = "random: no selected CPU can change state without going below min_online " +
+               std::to_string(p_.min_online);
+      return std::nullopt;
+    }
+    return Toggle(s, moves_[rng_.Below(moves_.size())]);
+  }
+
+  nlohmann::json SaveState() const override {
+    return {{"pattern", "random"}, {"rng", rng_.state()}};
+  }
+  bool RestoreState(const nlohmann::json& j, std::string* err) override {
+    return Restore(j, "random", err, [&] {
+      rng_.set_state(j.at("rng").get<std::array<uint64_t, 4>>());
+      return true;
+    });
+  }
+
+ private:
+  ScheduleParams p_;
+  Rng rng_;
+  std::vector<int> moves_;
+};
+
+// Seed 001: for each level (online CPUs before the victim's offline), low to
+// high, bring exactly that many CPUs online, then time cycles_per_level
+// offline+online cycles of the victim.
+class Sweep : public Schedule {
+ public:
+  Sweep(const ScheduleParams& p, int victim, std::vector<int> levels, int fixed_online)
+      : p_(p), victim_(victim), levels_(std::move(levels)), fixed_online_(fixed_online) {
+    for (int cpu : p_.cpus)
+      if (cpu != victim_)
+        others_.push_back(cpu);
+  }
+
+  std::optional<Operation> Next(const OnlineState& s) override {
+    while (level_ < levels_.size()) {
+      if (std::optional<Operation> op = SetupStep(s)) {
+        // The same step again means the last attempt did not take.
+        const bool same = op->cpu == last_setup_.cpu && op->dir == last_setup_.dir;
+        setup_attempts_ = same ? setup_attempts_ + 1 : 1;
+        last_setup_ = *op;
+        if (setup_attempts_ > 3) {
+          error_ = "sweep: cannot reach level " + std::to_string(levels_[level_]) + ": CPU " +
+                   std::to_string(op->cpu) + " refuses to go " +
+                   std::string(DirectionName(op->dir));
+          return std::nullopt;
+        }
+        return op;
+      }
+      setup_attempts_ = 0;
+      last_setup_ = Operation{};
+      if (cycle_ops_ < 2ull * static_cast<uint64_t>(p_.sweep.cycles_per_level)) {
+        ++cycle_ops_;
+        return Toggle(s, victim_);
+      }
+      ++level_;
+      cycle_ops_ = 0;
+    }
+    return std::nullopt;  // complete
+  }
+
+  nlohmann::json Describe() const override {
+    return {
+        {"victim", victim_}, {"levels", levels_}, {"cycles_per_level", p_.sweep.cycles_per_level}};
+  }
+
+  nlohmann::json SaveState() const override {
+    return {{"pattern", "sweep"},
+            {"level", level_},
+            {"cycle_ops", cycle_ops_},
+            {"setup_attempts", setup_attempts_},
+            {"last_setup_cpu", last_setup_.cpu},
+            {"last_setup_dir", static_cast<int>(last_setup_.dir)}};
+  }
+  bool RestoreState(const nlohmann::json& j, std::string* err) override {
+    return Restore(j, "sweep", err, [&] {
+      level_ = j.at("level").get<size_t>();
+      cycle_ops_ = j.at("cycle_ops").get<uint64_t>();
+      setup_attempts_ = j.at("setup_attempts").get<int>();
+      last_setup_ = {j.at("last_setup_cpu").get<int>(), DirFrom(j.at("last_setup_dir"))};
+      return level_ <= levels_.size();
+    });
+  }
+
+ private:
+  // The operation that moves the other CPUs toward the current level, with
+  // the victim online; nullopt when there. Mid-cycle (victim offline) the
+  // state is as the cycle left it.
+  std::optional<Operation> SetupStep(const OnlineState& s) {
+    if (cycle_ops_ % 2 == 1)
+      return std::nullopt;
+    if (!s.IsOnline(victim_))
+      return Operation{victim_, Direction::kOnline};
+    // The first `want` of the other CPUs online, the rest offline. Offline
+    // surplus from the top first, then online from the bottom.
+    size_t want = static_cast<size_t>(levels_[level_] - 1 - fixed_online_);
+    for (size_t i = others_.size(); i-- > want;)
+      if (s.IsOnline(others_[i]))
+        return Operation{others_[i], Direction::kOffline};
+    for (size_t i = 0; i < want; ++i)
+      if (!s.IsOnline(others_[i]))
+        return Operation{others_[i], Direction::kOnline};
+    return std::nullopt;
+  }
+
+  ScheduleParams p_;
+  int victim_;
+  std::vector<int> levels_;
+  int fixed_online_;
+  std::vector<int> others_;
+  size_t level_ = 0;
+  uint64_t cycle_ops_ = 0;
+  int setup_attempts_ = 0;
+  Operation last_setup_;
+};
+
+int FixedOnline(const ScheduleParams& p, const OnlineState& s) {
+  int n = s.count;
+  for (int cpu : p.cpus)
+    n -= s.IsOnline(cpu);
+  return n;
+}
+
+}  // namespace
+
+nlohmann::json Schedule::Describe() const {
+  return nlohmann::json::object();
+}
+
+void SweepRange(const ScheduleParams& p, const OnlineState& s, int victim, int* lo, int* hi) {
+  (void)victim;
+  const int fixed = FixedOnline(p, s);
+  *lo = std::max(fixed + 1, std::max(1, p.min_online) + 1);
+  *hi = fixed + static_cast<int>(p.cpus.size());
+}
+
+std::unique_ptr<Schedule> NewSchedule(const ScheduleParams& p, const OnlineState& s,
+                                      std::string* err) {
+  if (p.cpus.empty()) {
+    *err = "/cpus: no hotpluggable CPU selected";
+    return nullptr;
+  }
+  switch (p.pattern) {
+    case Pattern::kRoundRobin:
+      return std::make_unique<RoundRobin>(p);
+    case Pattern::kAll:
+      return std::make_unique<AllCpus>(p);
+    case Pattern::kRandom:
+      return std::make_unique<RandomWalk>(p);
+    case Pattern::kSweep:
+      break;
+    case Pattern::kFaultSweep:
+      // Driven by the fault injector: NewFaultSweepSchedule (faults.h).
+      *err = "/pattern: fault_sweep is built with the fault injector (NewFaultSweepSchedule)";
+      return nullptr;
+  }
+  int victim = p.sweep.victim < 0 ? p.cpus.back() : p.sweep.victim;
+  if (!std::binary_search(p.cpus.begin(), p.cpus.end(), victim)) {
+    *err = "/sweep/victim: CPU " + std::to_string(victim) + " is not among the selected CPUs " +
+           FormatCpuList(p.cpus);
+    return nullptr;
+  }
+  int lo = 0;
+  int hi = 0;
+  SweepRange(p, s, victim, &lo, &hi);
+  if (lo > hi) {
+    *err = "/sweep: no level reachable: min_online " + std::to_string(p.min_online) +
+           " leaves no room to offline the victim with " + std::to_string(hi) + " CPUs";
+    return nullptr;
+  }
+  std::vector<int> levels = p.sweep.levels;
+  if (levels.empty()) {
+    levels.push_back(lo);
+    for (int l = 2; l < hi; l *= 2)
+      if (l > lo)
+        levels.push_back(l);
+    if (hi > lo)
+      levels.push_back(hi);
+  }
+  for (int l : levels) {
+    if (l < lo || l > hi) {
+      *err = "/sweep/levels: level " + std::to_string(l) + " is not reachable: with CPUs " +
+             FormatCpuList(p.cpus) + " selected and min_online " + std::to_string(p.min_online) +
+             ", online counts " + std::to_string(lo) + " to " + std::to_string(hi) + " are";
+      return nullptr;
+    }
+  }
+  return std::make_unique<Sweep>(p, victim, std::move(levels), FixedOnline(p, s));
+}
+
+}  // namespace cpuhp

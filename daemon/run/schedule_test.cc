@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "run/schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace cpuhp {
+namespace {
+
+OnlineState AllOnline(int n) {
+  OnlineState s;
+  s.online.assign(static_cast<size_t>(n), 1);
+  s.count = n;
+  return s;
+}
+
+// Drives a schedule against a perfect machine (every write succeeds) and
+// returns the sequence as "-1 +1 ..." (- offline, + online).
+std::string Drive(Schedule* sched, OnlineState* s, int ops) {
+  std::string seq;
+  for (int i = 0; i < ops; ++i) {
+    std::optional<Operation> op = sched->Next(*s);
+    if (!op)
+      return seq + "end";
+    seq += (op->dir == Direction::kOffline ? "-" : "+") + std::to_string(op->cpu) + " ";
+    EXPECT_NE(s->IsOnline(op->cpu), op->dir == Direction::kOnline) << "no-op emitted: " << seq;
+    s->Set(op->cpu, op->dir == Direction::kOnline);
+  }
+  return seq;
+}
+
+std::unique_ptr<Schedule> Make(Pattern p, std::vector<int> cpus, const OnlineState& s,
+                               int min_online = 1, uint64_t seed = 1, SweepConfig sweep = {}) {
+  std::string err;
+  auto sched = NewSchedule({p, std::move(cpus), min_online, seed, sweep}, s, &err);
+  EXPECT_TRUE(sched) << err;
+  return sched;
+}
+
+TEST(ScheduleTest, RoundRobinTogglesEachCpuAndBack) {
+  OnlineState s = AllOnline(4);
+  auto sched = Make(Pattern::kRoundRobin, {1, 2, 3}, s);
+  EXPECT_EQ(Drive(sched.get(), &s, 8), "-1 +1 -2 +2 -3 +3 -1 +1 ");
+}
+
+TEST(ScheduleTest, RoundRobinOnlinesACpuThatStartedOffline) {
+  OnlineState s = AllOnline(3);
+  s.Set(2, false);
+  auto sched = Make(Pattern::kRoundRobin, {1, 2}, s);
+  EXPECT_EQ(Drive(sched.get(), &s, 6), "-1 +1 +2 -2 -1 +1 ");
+}
+
+TEST(ScheduleTest, RoundRobinSkipsTheBackStepWhenTheFirstFailed) {
+  OnlineState s = AllOnline(3);
+  auto sched = Make(Pattern::kRoundRobin, {1, 2}, s);
+  ASSERT_EQ(sched->Next(s)->cpu, 1);  // offline cpu1 "fails": state unchanged
+  std::optional<Operation> op = sched->Next(s);
+  EXPECT_EQ(op->cpu, 2);
+  EXPECT_EQ(op->dir, Direction::kOffline);
+}
+
+TEST(ScheduleTest, AllOfflinesEverySelectedCpuThenOnlinesThem) {
+  OnlineState s = AllOnline(4);
+  auto sched = Make(Pattern::kAll, {1, 2, 3}, s);
+  EXPECT_EQ(Drive(sched.get(), &s, 12), "-1 -2 -3 +1 +2 +3 -1 -2 -3 +1 +2 +3 ");
+}
+
+TEST(ScheduleTest, AllHonoursMinOnline) {
+  OnlineState s = AllOnline(4);
+  auto sched = Make(Pattern::kAll, {0, 1, 2, 3}, s, /*min_online=*/2);
+  EXPECT_EQ(Drive(sched.get(), &s, 8), "-0 -1 +0 +1 -0 -1 +0 +1 ");
+}
+
+TEST(ScheduleTest, NeverTakesTheLastCpuOffline) {
+  OnlineState s = AllOnline(2);
+  auto sched = Make(Pattern::kAll, {0, 1}, s, /*min_online=*/1);
+  EXPECT_EQ(Drive(sched.get(), &s, 4), "-0 +0 -0 +0 ");
+  for (Pattern p : {Pattern::kRoundRobin, Pattern::kRandom}) {
+    OnlineState t = AllOnline(2);
+    auto r = Make(p, {0, 1}, t, 1);
+    for (int i = 0; i < 200; ++i) {
+      Operation op = *r->Next(t);
+      t.Set(op.cpu, op.dir == Direction::kOnline);
+      ASSERT_GE(t.count, 1);
+    }
+  }
+}
+
+TEST(ScheduleTest, StuckScheduleSaysWhy) {
+  OnlineState s = AllOnline(3);
+  auto sched = Make(Pattern::kRoundRobin, {1, 2}, s, /*min_online=*/3);
+  EXPECT_FALSE(sched->Next(s));
+  EXPECT_NE(sched->error().find("min_online 3"), std::string::npos) << sched->error();
+}
+
+TEST(ScheduleTest, RandomIsReplayableFromTheSeedAndStaysWithinMinOnline) {
+  auto run = [](uint64_t seed) {
+    OnlineState s = AllOnline(8);
+    auto sched = Make(Pattern::kRandom, {1, 2, 3, 4, 5, 6, 7}, s, 3, seed);
+    std::string seq;
+    for (int i = 0; i < 2000; ++i) {
+      Operation op = *sched->Next(s);
+      s.Set(op.cpu, op.dir == Direction::kOnline);
+      EXPECT_GE(s.count, 3);
+      seq += std::to_string(op.cpu) + (op.dir == Direction::kOnline ? "+" : "-");
+    }
+    return seq;
+  };
+  EXPECT_EQ(run(42), run(42));
+  EXPECT_NE(run(42), run(43));
+  // Every selected CPU is visited.
+  std::string seq = run(7);
+  for (char c = '1'; c <= '7'; ++c)
+    EXPECT_NE(seq.find(c), std::string::npos) << c;
+}
+
+TEST(ScheduleTest, SweepSetsEachLevelThenCyclesTheVictim) {
+  OnlineState s = AllOnline(5);  // cpu0 stays online: levels 2..5
+  SweepConfig sw;
+  sw.levels = {2, 4};
+  sw.cycles_per_level = 2;
+  auto sched = Make(Pattern::kSweep, {1, 2, 3, 4}, s, 1, 1, sw);
+  // Level 2: offline 3, 2, 1 (top first); cycle victim 4 twice.
+  // Level 4: online 1, 2; cycle 4 twice; end.
+  EXPECT_EQ(Drive(sched.get(), &s, 30), "-3 -2 -1 -4 +4 -4 +4 +1 +2 -4 +4 -4 +4 end");
+}
+
+TEST(ScheduleTest, SweepVictimOfflinesAtExactlyTheLevel) {
+  OnlineState s = AllOnline(8);
+  auto sched = Make(Pattern::kSweep, {1, 2, 3, 4, 5, 6, 7}, s, 1, 1, SweepConfig{});
+  nlohmann::json d = sched->Describe();
+  EXPECT_EQ(d["levels"], nlohmann::json({2, 4, 8}));
+  EXPECT_EQ(d["victim"], 7);
+  std::map<int, int> victim_offlines_at;
+  for (;;) {
+    std::optional<Operation> op = sched->Next(s);
+    if (!op)
+      break;
+    if (op->cpu == 7 && op->dir == Direction::kOffline)
+      ++victim_offlines_at[s.count];
+    s.Set(op->cpu, op->dir == Direction::kOnline);
+  }
+  EXPECT_EQ(victim_offlines_at, (std::map<int, int>{{2, 100}, {4, 100}, {8, 100}}));
+}
+
+TEST(ScheduleTest, SweepRejectsUnreachableLevelsAndVictims) {
+  OnlineState s = AllOnline(4);
+  std::string err;
+  SweepConfig sw;
+  sw.levels = {2, 8};
+  EXPECT_FALSE(NewSchedule({Pattern::kSweep, {1, 2, 3}, 1, 1, sw}, s, &err));
+  EXPECT_EQ(err,
+            "/sweep/levels: level 8 is not reachable: with CPUs 1-3 selected and min_online 1, "
+            "online counts 2 to 4 are");
+  sw.levels = {};
+  sw.victim = 0;
+  EXPECT_FALSE(NewSchedule({Pattern::kSweep, {1, 2, 3}, 1, 1, sw}, s, &err));
+  EXPECT_EQ(err, "/sweep/victim: CPU 0 is not among the selected CPUs 1-3");
+}
+
+TEST(ScheduleTest, SweepStopsWhenSetupKeepsFailing) {
+  OnlineState s = AllOnline(4);
+  SweepConfig sw;
+  sw.levels = {2};
+  auto sched = Make(Pattern::kSweep, {1, 2, 3}, s, 1, 1, sw);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(sched->Next(s));  // offline cpu2 "fails" every time
+  EXPECT_FALSE(sched->Next(s));
+  EXPECT_EQ(sched->error(), "sweep: cannot reach level 2: CPU 2 refuses to go offline");
+}
+
+}  // namespace
+}  // namespace cpuhp

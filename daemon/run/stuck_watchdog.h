@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0
+// The stuck-operation watchdog: a thread of its own (the runner's may be
+// blocked in the kernel) that polls the write in flight (InFlight) and, when
+// one has not returned within the timeout, logs its CPU and direction, puts
+// it in the service STATUS, and records it with /proc/<tid>/stack when the
+// kernel lets us read it.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "run/runner.h"
+
+namespace cpuhp {
+
+class StuckWatchdog {
+ public:
+  // `on_stuck` receives a one-line description (for STATUS=) from the
+  // watchdog thread.
+  StuckWatchdog(InFlight* in_flight, uint64_t timeout_ns,
+                std::function<void(const std::string&)> on_stuck);
+  ~StuckWatchdog();  // stops the thread
+  StuckWatchdog(const StuckWatchdog&) = delete;
+  StuckWatchdog& operator=(const StuckWatchdog&) = delete;
+
+  void Start();
+  void Stop();
+  // Records so far (each: index, cpu, dir, detected_after_ns, stack or
+  // stack_unavailable, returned_after_ns once the write returned).
+  nlohmann::json Records() const;
+  void SetRecords(nlohmann::json records, uint64_t dropped);  // from a checkpoint
+  // Stuck writes seen after kMaxRecords were recorded (logged, not recorded).
+  uint64_t dropped() const;
+  static constexpr size_t kMaxRecords = 100;
+
+  // One poll (the thread calls it; tests call it directly).
+  void Poll(uint64_t now_ns);
+
+ private:
+  void Loop();
+
+  InFlight* in_flight_;
+  uint64_t timeout_ns_;
+  std::function<void(const std::string&)> on_stuck_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+  nlohmann::json records_ = nlohmann::json::array();
+  uint64_t dropped_ = 0;
+  // The write being reported: its start, and its record's position.
+  uint64_t reported_start_ns_ = 0;
+  size_t reported_pos_ = 0;
+};
+
+// /proc/<pid>/task/<tid>/stack, or "" with *why (it needs root and, on most
+// kernels, CAP_SYS_ADMIN).
+std::string ReadKernelStack(int tid, std::string* why);
+
+}  // namespace cpuhp

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+// Long runs as a service: checkpoint and resume, interim reports, service
+// status and watchdog pings, the stuck-operation watchdog. RunCommand owns a
+// SoakSession and calls it at four points: Load (before the schedule's seed
+// is used), Apply (pieces built, before the runner), Tick (from the runner's
+// tick, between operations) and Finish (after the run).
+//
+// Resume: with resume "auto" (the default) a checkpoint in the state
+// directory whose RunIdentity equals this run's is resumed; one for another
+// config, a corrupt one or one of another version is refused, moved aside to
+// checkpoint.json.rejected-<time>, and the run starts fresh. "never"
+// (--fresh) moves any checkpoint aside. The operations done after the last
+// checkpoint and before a crash are redone from the checkpoint's state, so
+// the statistics count each operation index exactly once.
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "soak/checkpoint.h"
+#include "config/config.h"
+#include "run/oplog.h"
+#include "machine/restore.h"
+#include "stats/run_stats.h"
+#include "run/runner.h"
+#include "run/schedule.h"
+#include "machine/sim_cpu_control.h"
+#include "run/stuck_watchdog.h"
+#include "util/systemd_glue.h"
+
+namespace cpuhp {
+
+// Set by main's signal handlers: SIGUSR1 asks for an interim report now,
+// SIGHUP for reopening the operation log.
+struct SoakSignals {
+  volatile sig_atomic_t interim = 0;
+  volatile sig_atomic_t reopen = 0;
+};
+SoakSignals& GlobalSoakSignals();
+
+// "<dir>/<stem>.interim.json" for "<dir>/<stem>.json" (or "<report>.interim.json").
+std::string InterimReportPath(const std::string& report);
+
+class SoakSession {
+ public:
+  // `cfg` as given (seed unresolved: a random seed is not part of the run's
+  // identity). `state_dir` null: no checkpoints (sim without --state-dir).
+  SoakSession(const Config& cfg, StateDir* state_dir, SimCpuControl* sim);
+  ~SoakSession();
+
+  // Reads the checkpoint, if any, and decides. On resume *seed becomes the
+  // checkpoint's. false only when a refused checkpoint cannot be moved aside.
+  bool Load(uint64_t* seed, std::string* err);
+  bool resuming() const { return resuming_; }
+  uint64_t oplog_bytes() const { return ckpt_.oplog_bytes; }
+  const std::string& started_at() const { return ckpt_.started_at; }
+
+  // Restores schedule, statistics and the simulated machine. A checkpoint
+  // with the right identity that a piece refuses is corrupt: moved aside,
+  // false with *err.
+  bool Apply(Schedule* schedule, RunStats* stats, std::string* err);
+  // Restores the runner's position, starts the watchdog, says READY=1.
+  void Start(Runner* runner, const std::string& started_at, uint64_t seed);
+
+  // From the runner's tick. `report` builds an interim report.
+  void Tick(Runner* runner, const RunStats& stats, Schedule* schedule, OpLog* oplog,
+            const std::function<nlohmann::json()>& report);
+  // After the run: a final checkpoint when stopped by a signal (a restart
+  // resumes), else the checkpoint is removed (the run is complete).
+  void Finish(const RunOutcome& outcome, Runner* runner, const RunStats& stats, Schedule* schedule,
+              OpLog* oplog);
+
+  // The report's "soak" section.
+  nlohmann::json ReportJson() const;
+
+  std::string StatusLine(const Runner& runner, const RunStats& stats) const;
+
+ private:
+  bool WriteNow(Runner* runner, const RunStats& stats, Schedule* schedule, OpLog* oplog,
+                const std::string& stopped_by);
+  void Refuse(const std::string& why);
+
+  Config cfg_;
+  StateDir* state_dir_;
+  SimCpuControl* sim_;
+  std::string path_;
+  Checkpoint ckpt_;
+  bool resuming_ = false;
+  nlohmann::json refused_ = nlohmann::json::array();
+  uint64_t checkpoints_written_ = 0;
+  std::string last_written_at_;
+  uint64_t next_checkpoint_ns_ = 0;
+  uint64_t next_interim_ns_ = 0;
+  uint64_t next_status_ns_ = 0;
+  uint64_t interim_written_ = 0;
+  size_t errors_logged_ = 0;
+  Notifier notifier_;
+  std::mutex status_mu_;  // the last progress STATUS, for the watchdog thread
+  std::string last_status_;
+  InFlight in_flight_;
+  std::unique_ptr<StuckWatchdog> watchdog_;
+};
+
+}  // namespace cpuhp

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0
+// The "kmod" timing source: reads the cpuhp_probe module's records through
+// /dev/cpuhp_probe (kmod/uapi/cpuhp_probe.h) and joins them to operations.
+// KmodJoiner is the pure part (decoding, joining, per-phase histograms) and
+// is tested with synthetic records; KmodSource adds the device I/O.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "../../kmod/uapi/cpuhp_probe.h"
+#include "stats/histogram.h"
+#include "stats/op_record.h"
+#include "sources/timing_source.h"
+
+namespace cpuhp {
+
+// The canonical function name of a probe id ("takedown_cpu"), "" if unknown.
+const char* KmodProbeName(uint32_t id);
+// The direction a hotplug-path probe belongs to; false for the histogram
+// probe (get_nohz_timer_target) and unknown ids.
+bool KmodProbeDirection(uint32_t id, Direction* dir);
+
+// Checks the module's answer to CPUHP_PROBE_IOC_VERSION against the header
+// this daemon was built with. The error names both versions.
+bool KmodCheckVersion(const cpuhp_probe_version& v, std::string* err);
+
+// Splits a read() buffer into records. A length that is not a whole number of
+// records is an error (the module only returns whole records).
+bool KmodDecodeRecords(const void* buf, size_t len, std::vector<cpuhp_probe_record>* out,
+                       std::string* err);
+
+// The module's answers to the table and histogram ioctls, decoded (pure: the
+// device I/O stays in KmodSource). A probe-table row from
+// CPUHP_PROBE_IOC_PROBE_INFO of probe `id`:
+// {"id", "name", "symbol", "selected", "placed", "hits", "nmissed", "dropped",
+//  "reason" (only when not placed)}.
+nlohmann::json KmodProbeInfoJson(uint32_t id, const cpuhp_probe_info& info);
+// The get_nohz_timer_target section from CPUHP_PROBE_IOC_HIST (all CPUs) and
+// the CPUHP_PROBE_IOC_TARGETS counts (have_counts false: that ioctl failed).
+nlohmann::json KmodNohzJson(const cpuhp_probe_hist& h, const std::vector<uint64_t>& counts,
+                            bool have_counts);
+
+class KmodJoiner {
+ public:
+  static constexpr size_t kMaxOpsListed = 256;
+
+  // Records read after `op` ended. Those that start and end inside the op's
+  // write(2) and name its CPU (or come from a renamed symbol, whose CPU
+  // argument is unsure) are joined to it; the rest are counted as unjoined.
+  void Join(const OpRecord& op, const std::vector<cpuhp_probe_record>& records);
+
+  // {"records": {...}, "kernel_phases": {...}, "ops": [...], "ops_dropped"}
+  nlohmann::json ToJson() const;
+
+  uint64_t joined() const { return joined_; }
+  uint64_t unjoined() const { return unjoined_; }
+  uint64_t nesting_violations() const { return nesting_violations_; }
+
+ private:
+  struct Phase {
+    Histogram all;
+    std::map<int, Histogram> by_online;
+    uint64_t retval_nonzero = 0;
+    uint64_t longer_than_write = 0;
+  };
+  // [direction][probe id]
+  std::map<uint32_t, Phase> phases_[kDirections];
+  uint64_t read_ = 0;
+  uint64_t joined_ = 0;
+  uint64_t unjoined_ = 0;
+  uint64_t nesting_violations_ = 0;
+  nlohmann::json ops_ = nlohmann::json::array();
+  uint64_t ops_dropped_ = 0;
+};
+
+class KmodSource : public TimingSource {
+ public:
+  explicit KmodSource(std::string device) : device_(std::move(device)) {}
+  ~KmodSource() override;
+
+  std::string name() const override { return "kmod"; }
+  bool Start(std::string* why_unavailable) override;
+  void OpBegin(const Operation&, uint64_t) override {}
+  void OpEnd(const OpRecord& rec) override;
+  void Stop() override;
+  nlohmann::json ReportJson() const override;
+
+ private:
+  bool Drain(std::vector<cpuhp_probe_record>* out);
+  nlohmann::json ProbeTable() const;
+  nlohmann::json NohzJson() const;
+
+  std::string device_;
+  int fd_ = -1;
+  cpuhp_probe_version version_{};
+  KmodJoiner joiner_;
+  std::vector<cpuhp_probe_record> buf_;
+  std::string read_error_;
+  nlohmann::json final_probes_;
+  nlohmann::json final_nohz_;
+};
+
+// Human summary lines for the kmod section of a report: per direction, the
+// kernel phases (p50/p99/max ms) beside the write latency. "" if the report
+// has no kmod section with phases.
+std::string KmodSummary(const nlohmann::json& report);
+
+}  // namespace cpuhp

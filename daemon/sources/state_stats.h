@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+// Per-state statistics from the cpuhp tracepoints, joined to the operations.
+//
+// Nesting rule (why the per-operation state sum never double counts): steps
+// nest in time. On the control side, cpuhp_kick_ap_work (offline) and the
+// bring-up wait (cpuhp_bringup_ap / bringup_cpu, online) block while the
+// target CPU's cpuhp/N thread runs the AP states, and takedown_cpu's
+// stop_machine runs the DYING states on the target CPU inside it. So:
+//  - each state's histogram holds its own inclusive duration (enter to exit);
+//  - its self time is that duration minus the union of the steps nested in
+//    it (the AP states inside a hand-off), and shares and "top states" use
+//    self time, so the shares add up to at most 100 %;
+//  - the operation's state sum is the length of the union of all its steps,
+//    clipped to the write's [start, end], and "unaccounted" is the write
+//    latency minus that union: syscall entry, locking, the kworker hop,
+//    and the gaps between callbacks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "stats/histogram.h"
+#include "machine/hotplug_states.h"
+#include "stats/op_record.h"
+#include "sources/trace_parser.h"
+
+namespace cpuhp {
+
+class KernelStateStats {
+ public:
+  explicit KernelStateStats(HotplugStates states) : states_(std::move(states)) {}
+
+  // One finished operation and the steps attributed to it (those of rec.cpu
+  // that began inside the write).
+  void AddOperation(const OpRecord& rec, const std::vector<TraceStep>& steps);
+
+  uint64_t ops_with_steps() const { return ops_with_steps_; }
+  uint64_t ops_without_steps() const { return ops_without_steps_; }
+
+  // {"kernel_states": [...], "phases": [...], "per_operation": {...},
+  //  "first_operations": [...]}; see the report schema.
+  nlohmann::json ToJson() const;
+
+  // The human summary's lines: the top `top` states by self time.
+  static std::string Summary(const nlohmann::json& section, int top);
+
+  static constexpr size_t kFirstOps = 100;
+
+ private:
+  struct StateEntry {
+    Histogram inclusive;
+    uint64_t total_ns = 0;
+    uint64_t self_ns = 0;
+    uint64_t failed = 0;  // ret != 0
+    bool multi = false;
+  };
+  struct PhaseEntry {
+    std::string state;
+    StepWhere where = StepWhere::kControl;
+    Histogram all;
+    std::map<int, Histogram> by_online;
+  };
+  // (direction, where, state number, function)
+  using StateKey = std::tuple<int, int, int, std::string>;
+  // (phase name, direction)
+  using PhaseKey = std::pair<std::string, int>;
+
+  std::string PhaseName(const TraceStep& s) const;
+
+  HotplugStates states_;
+  std::map<StateKey, StateEntry> by_state_;
+  std::map<PhaseKey, PhaseEntry> phases_;
+  Histogram state_sum_[kDirections];
+  Histogram unaccounted_[kDirections];
+  double max_fraction_[kDirections] = {0, 0};
+  uint64_t write_total_ns_ = 0;
+  uint64_t ops_with_steps_ = 0;
+  uint64_t ops_without_steps_ = 0;
+  nlohmann::json first_ops_ = nlohmann::json::array();
+};
+
+// Length of the union of [begin, end) intervals (sorted or not).
+uint64_t UnionLengthNs(std::vector<std::pair<uint64_t, uint64_t>> iv);
+
+}  // namespace cpuhp

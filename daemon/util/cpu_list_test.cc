@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "util/cpu_list.h"
+
+#include <gtest/gtest.h>
+
+namespace cpuhp {
+namespace {
+
+std::vector<int> Parse(const char* s) {
+  std::vector<int> v;
+  std::string err;
+  EXPECT_TRUE(ParseCpuList(s, &v, &err)) << s << ": " << err;
+  return v;
+}
+
+TEST(CpuListTest, ParsesKernelSyntax) {
+  EXPECT_EQ(Parse("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(Parse("1"), (std::vector<int>{1}));
+  EXPECT_EQ(Parse("\n"), (std::vector<int>{}));
+  EXPECT_EQ(Parse("5,1-2,2"), (std::vector<int>{1, 2, 5}));
+}
+
+TEST(CpuListTest, RejectsBadSyntax) {
+  for (const char* bad :
+       {"a", "1,,2", "3-1", "-1", "1-", ",", "1 2", "99999999", "1-70000", "0x1"}) {
+    std::vector<int> v{42};
+    std::string err;
+    EXPECT_FALSE(ParseCpuList(bad, &v, &err)) << bad;
+    EXPECT_NE(err.find("bad CPU list"), std::string::npos) << err;
+    EXPECT_TRUE(v.empty());
+  }
+}
+
+TEST(CpuListTest, FormatsRanges) {
+  EXPECT_EQ(FormatCpuList({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+  EXPECT_EQ(FormatCpuList({}), "");
+  EXPECT_EQ(FormatCpuList({7}), "7");
+  EXPECT_EQ(FormatCpuList(Parse("1-7,9")), "1-7,9");
+}
+
+}  // namespace
+}  // namespace cpuhp

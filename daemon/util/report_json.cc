@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "util/report_json.h"
+
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+
+namespace cpuhp::report_json {
+
+using nlohmann::json;
+
+std::string Fmt(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  va_list again;
+  va_copy(again, ap);
+  char buf[256];
+  int n = std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  std::string out;
+  if (n < 0) {
+    va_end(again);
+    return out;
+  }
+  if (static_cast<size_t>(n) < sizeof(buf)) {
+    va_end(again);
+    return std::string(buf, static_cast<size_t>(n));
+  }
+  out.resize(static_cast<size_t>(n) + 1);
+  std::vsnprintf(out.data(), out.size(), fmt, again);
+  va_end(again);
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+const json& Get(const json& j, const char* key) {
+  static const json kNull;
+  if (!j.is_object())
+    return kNull;
+  auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
+const json& Path(const json& j, std::initializer_list<const char*> keys) {
+  const json* at = &j;
+  for (const char* k : keys)
+    at = &Get(*at, k);
+  return *at;
+}
+
+std::optional<double> OptNum(const json& j, const char* key) {
+  const json& v = Get(j, key);
+  if (!v.is_number())
+    return std::nullopt;
+  return v.get<double>();
+}
+
+double Num(const json& j, const char* key, double fallback) {
+  return OptNum(j, key).value_or(fallback);
+}
+
+uint64_t U64(const json& j, const char* key) {
+  const json& v = Get(j, key);
+  if (v.is_number_unsigned())
+    return v.get<uint64_t>();
+  if (v.is_number_integer())
+    return v.get<int64_t>() > 0 ? static_cast<uint64_t>(v.get<int64_t>()) : 0;
+  if (v.is_number_float()) {
+    double d = v.get<double>();
+    // 2^64 and beyond (1e300 in a hand-edited report) reads as the largest
+    // count, like report.cc's reader; negatives and NaN read 0.
+    if (!(d > 0))
+      return 0;
+    return d < 18446744073709551616.0 ? static_cast<uint64_t>(d) : UINT64_MAX;
+  }
+  return 0;
+}
+
+std::string Str(const json& j, const char* key, const std::string& fallback) {
+  const json& v = Get(j, key);
+  return v.is_string() ? v.get<std::string>() : fallback;
+}
+
+bool IsSummary(const json& j) {
+  return j.is_object() && Get(j, "count").is_number() && Get(j, "p50_ns").is_number();
+}
+
+std::string SourceStatus(const json& report, const char* name, std::string* reason) {
+  const json& s = Path(report, {"timing_sources", name});
+  if (!s.is_object())
+    return "absent";
+  std::string status = Str(s, "status", "unknown");
+  if (reason)
+    *reason = Str(s, "reason");
+  return status;
+}
+
+std::string XmlEscape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
+          out += ' ';
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace cpuhp::report_json

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+// Reading a report (daemon/report/schema/report.schema.json) that may come from
+// another version, be cut short (interim) or lack optional sections: small
+// accessors that never throw, shared by compare, the report formats, the HTML
+// page and the kmod summary. A missing or mistyped field reads as "absent"
+// (null / nullopt / the fallback), never as an exception.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace cpuhp::report_json {
+
+// printf into a std::string of any length.
+std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// j[key] when j is an object holding key, else a null value.
+const nlohmann::json& Get(const nlohmann::json& j, const char* key);
+// Get along a path: Path(r, {"timing_sources", "kmod", "kernel_phases"}).
+const nlohmann::json& Path(const nlohmann::json& j, std::initializer_list<const char*> keys);
+
+// j[key] as a number, nullopt when absent or not a number.
+std::optional<double> OptNum(const nlohmann::json& j, const char* key);
+// j[key] as a number, `fallback` when absent or not a number.
+double Num(const nlohmann::json& j, const char* key, double fallback = 0);
+// j[key] as a count or nanoseconds: exact for any unsigned 64-bit value;
+// 0 when absent, negative or not a number (fractions are truncated).
+uint64_t U64(const nlohmann::json& j, const char* key);
+// j[key] as a string, `fallback` when absent or not a string.
+std::string Str(const nlohmann::json& j, const char* key, const std::string& fallback = "");
+
+// A latency summary (SummarizeHistogram, probe stats): count and p50_ns.
+bool IsSummary(const nlohmann::json& j);
+
+// timing_sources.<name> of a report: its status "ok", "unavailable" (with
+// *reason), or "absent" when the report has no such section.
+std::string SourceStatus(const nlohmann::json& report, const char* name,
+                         std::string* reason = nullptr);
+
+// Nanoseconds to milliseconds / microseconds.
+inline double Ms(double ns) {
+  return ns / 1e6;
+}
+inline double Us(double ns) {
+  return ns / 1e3;
+}
+
+// Text for XML and HTML bodies and attribute values: & < > " ' escaped,
+// control characters other than \n and \t (invalid in XML 1.0) as spaces.
+std::string XmlEscape(const std::string& s);
+inline std::string HtmlEscape(const std::string& s) {
+  return XmlEscape(s);
+}
+
+}  // namespace cpuhp::report_json
