@@ -13,20 +13,20 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
-#include "util/cpu_list.h"
 #include "faults/faults.h"
-#include "sources/health_sources.h"
-#include "sources/kmod_source.h"
+#include "machine/restore.h"
+#include "machine/sim_cpu_control.h"
+#include "machine/topology.h"
+#include "report/report.h"
 #include "run/oplog.h"
 #include "run/progress.h"
-#include "report/report.h"
-#include "machine/restore.h"
 #include "run/runner.h"
 #include "run/schedule.h"
-#include "machine/sim_cpu_control.h"
 #include "soak/soak.h"
-#include "machine/topology.h"
+#include "sources/health_sources.h"
+#include "sources/kmod_source.h"
 #include "sources/tracefs_source.h"
+#include "util/cpu_list.h"
 
 namespace cpuhp {
 namespace {
@@ -142,257 +142,388 @@ bool RestoreStale(StateDir* dir, std::FILE* out, std::string* err) {
   return dir->Remove(err);
 }
 
-}  // namespace
+// Everything `run` sets up before the first operation: the machine as found,
+// what will be done to it, and where the results go. Filled by
+// PrepareMachine; the steps below read and update it.
+struct RunPlan {
+  Config cfg;  // as given, with the seed resolved
+  uint64_t seed = 0;
+  bool sim = false;
+  std::unique_ptr<CpuControl> ctl;
+  std::unique_ptr<StateDir> state_dir;  // null: sim without --state-dir
+  std::unique_ptr<SoakSession> soak;
+  Topology topo;
+  std::vector<int> selected;
+  OnlineState state;
+  std::unique_ptr<FaultInjector> faults;
+  std::unique_ptr<Schedule> schedule;
+  OpLog oplog;
+  std::unique_ptr<RunStats> stats;
+  std::string started_at;
+};
 
-int RunCommand(const Config& cfg_in, const volatile sig_atomic_t* stop, std::FILE* out,
-               const std::vector<TimingSource*>& sources) {
-  Config cfg = cfg_in;
-  uint64_t seed = cfg.seed ? *cfg.seed : RandomSeed();
-  cfg.seed = seed;
-  const bool sim = cfg.backend == "sim";
+// Step 1: look at the machine and check every input. Touches no CPU; a
+// non-zero return is the exit code (the error is logged).
+int PrepareMachine(const Config& cfg_in, std::FILE* out, RunPlan* p) {
+  Config& cfg = p->cfg;
+  cfg = cfg_in;
+  p->seed = cfg.seed ? *cfg.seed : RandomSeed();
+  cfg.seed = p->seed;
+  p->sim = cfg.backend == "sim";
   std::string err;
   auto fail = [&](int code, const std::string& msg) {
     spdlog::error("{}", msg);
     return code;
   };
-
-  std::unique_ptr<CpuControl> ctl;
-  if (sim)
-    ctl = std::make_unique<SimCpuControl>(cfg.sim, seed);
+  if (p->sim)
+    p->ctl = std::make_unique<SimCpuControl>(cfg.sim, p->seed);
   else
-    ctl = NewSysfsCpuControl(cfg.sysfs_root);
+    p->ctl = NewSysfsCpuControl(cfg.sysfs_root);
 
   // State directory first: a dead run's mask is restored before we look.
   // The sim backend uses one only when given, for its checkpoints.
-  std::unique_ptr<StateDir> state_dir;
-  if (!sim || !cfg.state_dir.empty()) {
-    state_dir = std::make_unique<StateDir>(ResolveStateDir(cfg));
-    if (!state_dir->Lock(&err))
+  if (!p->sim || !cfg.state_dir.empty()) {
+    p->state_dir = std::make_unique<StateDir>(ResolveStateDir(cfg));
+    if (!p->state_dir->Lock(&err))
       return fail(kExitBadInput, err);
-    if (!sim && state_dir->HasState() && !RestoreStale(state_dir.get(), out, &err))
+    if (!p->sim && p->state_dir->HasState() && !RestoreStale(p->state_dir.get(), out, &err))
       return fail(kExitFailed, err);
   }
   // A checkpoint of this run resumes it (soak.h); its seed wins.
-  SoakSession soak(cfg_in, state_dir.get(), sim ? static_cast<SimCpuControl*>(ctl.get()) : nullptr);
-  if (!soak.Load(&seed, &err))
+  p->soak = std::make_unique<SoakSession>(
+      cfg_in, p->state_dir.get(), p->sim ? static_cast<SimCpuControl*>(p->ctl.get()) : nullptr);
+  if (!p->soak->Load(&p->seed, &err))
     return fail(kExitFailed, err);
-  cfg.seed = seed;
+  cfg.seed = p->seed;
 
-  Topology topo;
-  if (!DiscoverTopology(ctl.get(), &topo, &err))
+  if (!DiscoverTopology(p->ctl.get(), &p->topo, &err))
     return fail(kExitBadInput, err);
-  std::vector<int> selected;
-  if (!SelectCpus(cfg, topo, ctl.get(), &selected, &err))
+  if (!SelectCpus(cfg, p->topo, p->ctl.get(), &p->selected, &err))
     return fail(kExitBadInput, err);
-  if (cfg.min_online >= static_cast<int>(topo.present.size())) {
+  if (cfg.min_online >= static_cast<int>(p->topo.present.size())) {
     return fail(kExitBadInput, "/min_online: " + std::to_string(cfg.min_online) +
                                    " leaves no CPU to take offline: " +
-                                   std::to_string(topo.present.size()) + " CPUs are present");
+                                   std::to_string(p->topo.present.size()) + " CPUs are present");
   }
-  OnlineState state = StateFrom(topo);
-  ScheduleParams params{cfg.pattern, selected, cfg.min_online, seed, cfg.sweep};
-  std::unique_ptr<FaultInjector> faults;
+  p->state = StateFrom(p->topo);
+  ScheduleParams params{cfg.pattern, p->selected, cfg.min_online, p->seed, cfg.sweep};
   if (FaultsWanted(cfg))
-    faults = std::make_unique<FaultInjector>(ctl.get(), selected, FaultOptionsFrom(cfg, seed));
-  std::unique_ptr<Schedule> schedule = cfg.pattern == Pattern::kFaultSweep
-                                           ? NewFaultSweepSchedule(params, state, faults.get())
-                                           : NewSchedule(params, state, &err);
-  if (!schedule)
+    p->faults =
+        std::make_unique<FaultInjector>(p->ctl.get(), p->selected, FaultOptionsFrom(cfg, p->seed));
+  p->schedule = cfg.pattern == Pattern::kFaultSweep
+                    ? NewFaultSweepSchedule(params, p->state, p->faults.get())
+                    : NewSchedule(params, p->state, &err);
+  if (!p->schedule)
     return fail(kExitBadInput, err);
   if (!CheckWritableDir(cfg.report, &err))
     return fail(kExitBadInput, err);
-  std::vector<std::unique_ptr<TimingSource>> configured;
-  if (!NewConfiguredSources(cfg, topo, selected, &configured, &err))
-    return fail(kExitBadInput, err);
-  std::vector<TimingSource*> all_sources = sources;
-  for (auto& s : configured)
-    all_sources.push_back(s.get());
-  OpLog oplog;
-  if (!cfg.oplog.empty() && !(soak.resuming() ? oplog.OpenAt(cfg.oplog, soak.oplog_bytes(), &err)
-                                              : oplog.Open(cfg.oplog, &err)))
-    return fail(kExitBadInput, err);
-  RunStats stats(topo.max_cpu + 1);
-  if (!soak.Apply(schedule.get(), &stats, &err))
-    return fail(kExitFailed, err);
-  if (soak.resuming() && sim) {
+  return 0;
+}
+
+// Step 2: the timing sources, built (not started) and checked as input: the
+// write itself is always timed; kernel sources join if they can.
+struct RunSources {
+  std::vector<std::unique_ptr<TimingSource>> owned;
+  std::vector<TimingSource*> all;      // the caller's, then ours
+  std::vector<TimingSource*> running;  // those that started
+  nlohmann::json reports;              // name -> section
+};
+
+int BuildSources(const RunPlan& p, const std::vector<TimingSource*>& given, RunSources* s) {
+  std::string err;
+  if (!NewConfiguredSources(p.cfg, p.topo, p.selected, &s->owned, &err)) {
+    spdlog::error("{}", err);
+    return kExitBadInput;
+  }
+  if (p.cfg.tracepoints && !p.sim)
+    s->owned.push_back(std::make_unique<TracefsSource>(p.cfg.sysfs_root));
+  if (p.cfg.kmod.enabled && !p.sim)
+    s->owned.push_back(std::make_unique<KmodSource>(p.cfg.kmod.device));
+  s->all = given;
+  for (auto& src : s->owned)
+    s->all.push_back(src.get());
+  s->reports = {{"write",
+                 {{"status", "ok"},
+                  {"clock", p.sim ? "simulated" : "CLOCK_MONOTONIC"},
+                  {"measures", "write(2) of 0/1 to cpuN/online"}}}};
+  return 0;
+}
+
+// Step 3 opens the operation log and applies a checkpoint: after it, the run
+// is what it will be.
+int OpenRunState(RunPlan* p) {
+  std::string err;
+  const Config& cfg = p->cfg;
+  if (!cfg.oplog.empty() &&
+      !(p->soak->resuming() ? p->oplog.OpenAt(cfg.oplog, p->soak->oplog_bytes(), &err)
+                            : p->oplog.Open(cfg.oplog, &err))) {
+    spdlog::error("{}", err);
+    return kExitBadInput;
+  }
+  p->stats = std::make_unique<RunStats>(p->topo.max_cpu + 1);
+  if (!p->soak->Apply(p->schedule.get(), p->stats.get(), &err)) {
+    spdlog::error("{}", err);
+    return kExitFailed;
+  }
+  if (p->soak->resuming() && p->sim) {
     Topology now;  // the simulated machine as checkpointed
-    if (!DiscoverTopology(ctl.get(), &now, &err))
-      return fail(kExitFailed, err);
-    state = StateFrom(now);
+    if (!DiscoverTopology(p->ctl.get(), &now, &err)) {
+      spdlog::error("{}", err);
+      return kExitFailed;
+    }
+    p->state = StateFrom(now);
+  }
+  return 0;
+}
+
+// The machine as found is put back whatever happens once it is armed: no
+// hotplug/fail left armed, the online mask restored, and only then the state
+// file removed. PutBack() runs once, from the normal path or, if anything
+// throws on the way there, from the destructor.
+class MachineGuard {
+ public:
+  explicit MachineGuard(RunPlan* p) : p_(p) {}
+  MachineGuard(const MachineGuard&) = delete;
+  MachineGuard& operator=(const MachineGuard&) = delete;
+  ~MachineGuard() {
+    if (armed_ && !put_back_) {
+      try {
+        PutBack();
+      } catch (...) {
+        // Nothing may escape a destructor; `cpuhp-stress restore` remains.
+      }
+    }
   }
 
-  const int64_t started_real_ns = RealtimeNs();
-  const std::string started_at = soak.resuming() ? soak.started_at() : FormatUtc(started_real_ns);
-  if (state_dir && !sim) {
-    SavedState saved{getpid(),       ReadBootId(), FormatUtc(started_real_ns),
-                     cfg.sysfs_root, topo.online,  selected};
-    saved.fail_may_be_armed = faults != nullptr;
-    if (!state_dir->Write(saved, &err))
-      return fail(kExitBadInput, err);
-  }
-  // Fault injection learns what it can fail now: after the state file (the
-  // probes arm hotplug/fail), before the first operation.
-  if (faults) {
-    if (!sim)
-      faults->set_kmsg_reader(NewDevKmsgReader("/dev/kmsg"));
-    FaultInjector::Start st = faults->Begin(state, &err);
-    if (st == FaultInjector::Start::kUnavailable && cfg.pattern != Pattern::kFaultSweep) {
+  // Records the mask in the state file and lets fault injection learn what
+  // it can fail (its probes arm hotplug/fail). Non-zero: the exit code.
+  int Arm() {
+    std::string err;
+    RunPlan& p = *p_;
+    const std::string now = FormatUtc(RealtimeNs());
+    p.started_at = p.soak->resuming() ? p.soak->started_at() : now;
+    if (p.state_dir && !p.sim) {
+      SavedState saved{getpid(), ReadBootId(), now, p.cfg.sysfs_root, p.topo.online, p.selected};
+      saved.fail_may_be_armed = p.faults != nullptr;
+      if (!p.state_dir->Write(saved, &err)) {
+        spdlog::error("{}", err);
+        return kExitBadInput;
+      }
+    }
+    armed_ = true;
+    if (!p.faults)
+      return 0;
+    if (!p.sim)
+      p.faults->set_kmsg_reader(NewDevKmsgReader("/dev/kmsg"));
+    FaultInjector::Start st = p.faults->Begin(p.state, &err);
+    if (st == FaultInjector::Start::kUnavailable && p.cfg.pattern != Pattern::kFaultSweep) {
       spdlog::warn("fault injection unavailable: {}", err);
-    } else if (st != FaultInjector::Start::kOk) {
-      std::vector<std::string> ignored;
-      faults->ClearAll(&ignored);
-      if (state_dir && !sim)
-        state_dir->Remove(&ignored.emplace_back());
-      // An unknown state name is bad input; a kernel that cannot do a
-      // fault sweep, or a fail that cannot be cleared, a failed run.
-      return fail(st == FaultInjector::Start::kBadInput ? kExitBadInput : kExitFailed, err);
+      return 0;
     }
+    if (st == FaultInjector::Start::kOk)
+      return 0;
+    // An unknown state name is bad input; a kernel that cannot do a fault
+    // sweep, or a fail that cannot be cleared, a failed run.
+    spdlog::error("{}", err);
+    PutBack();
+    return st == FaultInjector::Start::kBadInput ? kExitBadInput : kExitFailed;
   }
+
+  struct Result {
+    bool fail_cleared = true;
+    std::vector<std::string> fail_clear_errors;
+    RestoreResult restored;
+  };
+  const Result& PutBack() {
+    put_back_ = true;
+    RunPlan& p = *p_;
+    std::string err;
+    // No fail left armed, then the mask back, before anything else can fail.
+    r_.fail_cleared =
+        !p.faults || !p.faults->available() || p.faults->ClearAll(&r_.fail_clear_errors);
+    for (const std::string& e : r_.fail_clear_errors)
+      spdlog::error("{}", e);
+    r_.restored = RestoreMask(p.ctl.get(), p.selected, p.topo.online);
+    // The state file stays while anything is left to undo: `restore` needs it.
+    if (r_.restored.ok && r_.fail_cleared && p.state_dir && !p.sim && !p.state_dir->Remove(&err))
+      spdlog::error("{}", err);
+    if (!r_.restored.ok)
+      spdlog::error("restore of online mask {} failed: {}; run `cpuhp-stress restore`",
+                    FormatCpuList(p.topo.online), r_.restored.failures.front());
+    return r_;
+  }
+
+ private:
+  RunPlan* p_;
+  bool armed_ = false;
+  bool put_back_ = false;
+  Result r_;
+};
+
+// Step 4: the operations. Starts the sources, runs the schedule to its end
+// (or a signal, an error, an exception), stops the sources.
+struct RunResult {
+  RunOutcome outcome;
+  uint64_t elapsed_ns = 0;
+};
+
+// What an interim report and the final one share, as of now.
+ReportInputs CommonReportInputs(const RunPlan& p, const Runner& runner) {
+  ReportInputs in;
+  in.config = ConfigToJson(p.cfg);
+  in.host = CollectHostInfo(p.topo);
+  in.cpus = {{"selected", FormatCpuList(p.selected)},
+             {"backend", p.ctl->Describe()},
+             {"topology", TopologyToJson(p.topo)},
+             {"schedule", p.schedule->Describe()}};
+  in.seed = p.seed;
+  in.started_at = p.started_at;
+  in.ended_at = FormatUtc(RealtimeNs());
+  in.elapsed_ns = runner.elapsed_ns();
+  in.stats = p.stats.get();
+  in.first_errors = runner.first_errors();
+  in.first_errors_dropped = runner.first_errors_dropped();
+  in.max_rss_kib = MaxRssKib();
+  return in;
+}
+
+RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
+                        const volatile sig_atomic_t* stop) {
+  const Config& cfg = p->cfg;
   spdlog::info("{} pattern on CPUs {} of {} ({} online), seed {}", PatternName(cfg.pattern),
-               FormatCpuList(selected), ctl->Describe(), topo.online.size(), seed);
-
-  // The write itself is always timed; kernel sources join if they can.
-  nlohmann::json source_reports = {{"write",
-                                    {{"status", "ok"},
-                                     {"clock", sim ? "simulated" : "CLOCK_MONOTONIC"},
-                                     {"measures", "write(2) of 0/1 to cpuN/online"}}}};
-  std::unique_ptr<TracefsSource> tracefs;
-  if (cfg.tracepoints && !sim) {
-    tracefs = std::make_unique<TracefsSource>(cfg.sysfs_root);
-    all_sources.push_back(tracefs.get());
-  }
-  std::unique_ptr<KmodSource> kmod_source;
-  if (cfg.kmod.enabled && !sim) {
-    kmod_source = std::make_unique<KmodSource>(cfg.kmod.device);
-    all_sources.push_back(kmod_source.get());
-  }
-  std::vector<TimingSource*> running;
-  for (TimingSource* s : all_sources) {
-    std::string why;
-    if (s->Start(&why)) {
-      running.push_back(s);
-    } else {
-      spdlog::warn("timing source {} unavailable: {}", s->name(), why);
-      source_reports[s->name()] = {{"status", "unavailable"}, {"reason", why}};
-    }
-  }
-
+               FormatCpuList(p->selected), p->ctl->Describe(), p->topo.online.size(), p->seed);
   const bool tty = isatty(STDERR_FILENO);
   ProgressLine progress(
       cfg.progress == ProgressMode::kAlways || (cfg.progress == ProgressMode::kAuto && tty),
       cfg.iterations, cfg.duration_ns);
-  Runner runner(ctl.get(), schedule.get(), state, &stats, running,
-                oplog.is_open() ? &oplog : nullptr,
-                RunLimits{cfg.iterations, cfg.duration_ns, cfg.stop_on_error, cfg.interval_ns,
-                          static_cast<uint32_t>(cfg.lost_cpu_after)});
-  // What an interim report and the final one share, as of now.
-  auto report_inputs = [&] {
-    ReportInputs in;
-    in.config = ConfigToJson(cfg);
-    in.host = CollectHostInfo(topo);
-    in.cpus = {{"selected", FormatCpuList(selected)},
-               {"backend", ctl->Describe()},
-               {"topology", TopologyToJson(topo)},
-               {"schedule", schedule->Describe()}};
-    in.seed = seed;
-    in.started_at = started_at;
-    in.ended_at = FormatUtc(RealtimeNs());
-    in.elapsed_ns = runner.elapsed_ns();
-    in.stats = &stats;
-    in.first_errors = runner.first_errors();
-    in.first_errors_dropped = runner.first_errors_dropped();
-    in.max_rss_kib = MaxRssKib();
-    return in;
-  };
   auto interim_report = [&] {
-    ReportInputs in = report_inputs();
-    in.timing_sources = source_reports;
+    ReportInputs in = CommonReportInputs(*p, *runner);
+    in.timing_sources = s->reports;
     in.interim = true;
     nlohmann::json r = BuildReport(in);
-    r["soak"] = soak.ReportJson();
+    r["soak"] = p->soak->ReportJson();
     return r;
   };
-  if (faults && faults->available())
-    runner.set_hook(faults.get());
-  soak.Start(&runner, started_at, seed);
-  RunOutcome outcome;
+  if (p->faults && p->faults->available())
+    runner->set_hook(p->faults.get());
+  p->soak->Start(runner, p->started_at, p->seed);
+  RunResult res;
   try {
-    outcome = runner.Run(stop, [&] {
-      progress.Update(stats);
-      soak.Tick(&runner, stats, schedule.get(), &oplog, interim_report);
+    res.outcome = runner->Run(stop, [&] {
+      progress.Update(*p->stats);
+      p->soak->Tick(runner, *p->stats, p->schedule.get(), &p->oplog, interim_report);
     });
   } catch (const std::exception& e) {
-    // Whatever went wrong, the mask is restored and a report written below.
-    outcome.stop_reason = "fatal";
-    outcome.message = std::string("internal error: ") + e.what();
+    // Whatever went wrong, the mask is restored and a report written.
+    res.outcome.stop_reason = "fatal";
+    res.outcome.message = std::string("internal error: ") + e.what();
   }
-  soak.Finish(outcome, &runner, stats, schedule.get(), &oplog);
-  const uint64_t elapsed_ns = runner.elapsed_ns();
+  p->soak->Finish(res.outcome, runner, *p->stats, p->schedule.get(), &p->oplog);
+  res.elapsed_ns = runner->elapsed_ns();
   progress.Finish();
-  for (TimingSource* s : running) {
-    s->Stop();
-    nlohmann::json section = s->ReportJson();
-    section["status"] = "ok";
-    source_reports[s->name()] = std::move(section);
-  }
+  return res;
+}
 
-  // No fail left armed, then the mask back, before anything else can fail.
-  std::vector<std::string> fail_clear_errors;
-  const bool fail_cleared = !faults || !faults->available() || faults->ClearAll(&fail_clear_errors);
-  for (const std::string& e : fail_clear_errors)
-    spdlog::error("{}", e);
-  RestoreResult restored = RestoreMask(ctl.get(), selected, topo.online);
-  if (restored.ok && state_dir && !sim && !state_dir->Remove(&err))
-    spdlog::error("{}", err);
-  if (!restored.ok)
-    spdlog::error("restore of online mask {} failed: {}; run `cpuhp-stress restore`",
-                  FormatCpuList(topo.online), restored.failures.front());
+void StartSources(RunSources* s) {
+  for (TimingSource* src : s->all) {
+    std::string why;
+    if (src->Start(&why)) {
+      s->running.push_back(src);
+    } else {
+      spdlog::warn("timing source {} unavailable: {}", src->name(), why);
+      s->reports[src->name()] = {{"status", "unavailable"}, {"reason", why}};
+    }
+  }
+}
+
+void StopSources(RunSources* s) {
+  for (TimingSource* src : s->running) {
+    src->Stop();
+    nlohmann::json section = src->ReportJson();
+    section["status"] = "ok";
+    s->reports[src->name()] = std::move(section);
+  }
+}
+
+// Step 6: the report, the summary, the exit code. A report that cannot go
+// where asked is saved in the state directory: a day of data is not lost to
+// a full disk.
+int WriteReport(RunPlan* p, RunSources* s, const Runner& runner, const RunResult& run,
+                const MachineGuard::Result& back, std::FILE* out) {
+  const Config& cfg = p->cfg;
+  std::string err;
   bool log_ok = true;
-  if (oplog.is_open() && !oplog.Close(&err)) {
+  if (p->oplog.is_open() && !p->oplog.Close(&err)) {
     spdlog::error("{}", err);
     log_ok = false;
   }
+  const RunOutcome& outcome = run.outcome;
   if (outcome.stop_reason == "fatal" || outcome.stop_reason == "error")
     spdlog::error("run stopped: {}", outcome.message);
   else if (outcome.stop_reason == "signal")
     spdlog::warn("run stopped by {}", outcome.message);
 
-  ReportInputs in = report_inputs();
-  in.elapsed_ns = elapsed_ns;
+  ReportInputs in = CommonReportInputs(*p, runner);
+  in.elapsed_ns = run.elapsed_ns;
   in.stop_reason = outcome.stop_reason;
   in.stop_message = outcome.message;
-  in.timing_sources = std::move(source_reports);
-  in.restore = restored.ToJson(topo.online);
+  in.timing_sources = std::move(s->reports);
+  in.restore = back.restored.ToJson(p->topo.online);
   nlohmann::json report = BuildReport(in);
-  report["soak"] = soak.ReportJson();
-  if (faults) {
-    report["faults"] = faults->ReportJson();
-    report["faults"]["cleared_at_end"] = fail_cleared;
-    report["faults"]["clear_failures"] = fail_clear_errors;
+  report["soak"] = p->soak->ReportJson();
+  if (p->faults) {
+    report["faults"] = p->faults->ReportJson();
+    report["faults"]["cleared_at_end"] = back.fail_cleared;
+    report["faults"]["clear_failures"] = back.fail_clear_errors;
   }
   std::fputs(HumanSummary(report).c_str(), out);
   std::fputs(FaultsSummary(report).c_str(), out);
   if (const auto& tp = report["timing_sources"]; tp.contains("tracepoints"))
     std::fputs(TracepointsSummary(tp["tracepoints"]).c_str(), out);
   const std::string text = report.dump(2) + "\n";
-  bool report_ok = WriteFileAtomic(cfg.report, text, &err);
+  const bool report_ok = WriteFileAtomic(cfg.report, text, &err);
   if (report_ok) {
     std::fprintf(out, "report: %s\n", cfg.report.c_str());
   } else {
-    // A day of data is not lost to a full disk: the state directory is
-    // usually elsewhere. The run still fails: the asked-for file is missing.
+    // The run still fails: the asked-for file is missing.
     spdlog::error("{}", err);
     std::string fallback =
         ResolveStateDir(cfg) + "/report-unsaved-" + std::to_string(getpid()) + ".json";
     if (WriteFileAtomic(fallback, text, &err))
       spdlog::warn("report saved instead to {}", fallback);
   }
-
-  const bool faults_failed = faults && (faults->failed_rollbacks() || !fail_cleared);
-  const bool failed = faults_failed || stats.failed_ops() || stats.readback_mismatches() ||
-                      !restored.ok || !report_ok || !log_ok || outcome.stop_reason == "fatal" ||
-                      outcome.stop_reason == "error";
+  const bool faults_failed = p->faults && (p->faults->failed_rollbacks() || !back.fail_cleared);
+  const bool failed = faults_failed || p->stats->failed_ops() || p->stats->readback_mismatches() ||
+                      !back.restored.ok || !report_ok || !log_ok ||
+                      outcome.stop_reason == "fatal" || outcome.stop_reason == "error";
   return failed ? kExitFailed : kExitOk;
+}
+
+}  // namespace
+
+int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* out,
+               const std::vector<TimingSource*>& sources) {
+  RunPlan plan;
+  RunSources src;
+  if (int code = PrepareMachine(cfg, out, &plan))
+    return code;
+  if (int code = BuildSources(plan, sources, &src))
+    return code;
+  if (int code = OpenRunState(&plan))
+    return code;
+  MachineGuard guard(&plan);
+  if (int code = guard.Arm())
+    return code;
+  StartSources(&src);
+  const Config& c = plan.cfg;
+  Runner runner(plan.ctl.get(), plan.schedule.get(), plan.state, plan.stats.get(), src.running,
+                plan.oplog.is_open() ? &plan.oplog : nullptr,
+                RunLimits{c.iterations, c.duration_ns, c.stop_on_error, c.interval_ns,
+                          static_cast<uint32_t>(c.lost_cpu_after)});
+  RunResult run = RunOperations(&plan, &src, &runner, stop);
+  StopSources(&src);
+  const MachineGuard::Result& back = guard.PutBack();
+  return WriteReport(&plan, &src, runner, run, back, out);
 }
 
 int RestoreCommand(const std::string& state_dir_path, std::FILE* out) {

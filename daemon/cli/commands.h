@@ -13,12 +13,9 @@
 
 #include "config/config.h"
 #include "sources/timing_source.h"
+#include "util/exit_codes.h"
 
 namespace cpuhp {
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;
-inline constexpr int kExitBadInput = 2;
 
 // `stop` becomes the signal number on SIGINT/SIGTERM (set by main).
 // `sources` join kernel-side timing to each operation (TimingSource); one

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "testing/fake_sysfs.h"
 #include "machine/restore.h"
+#include "testing/fake_sysfs.h"
 #include "testing/run_command_fixture.h"
 
 namespace cpuhp {
@@ -208,6 +208,24 @@ TEST_F(CommandsTest, AnExceptionMidRunStillRestoresAndReports) {
   nlohmann::json r = Report();
   EXPECT_EQ(r["run"]["stop_reason"], "fatal");
   EXPECT_EQ(r["restore"]["writes"], 1);
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+}
+
+// Throws when stopped, after the loop: outside the loop's own catch.
+class ThrowsOnStop : public CountingSource {
+ public:
+  ThrowsOnStop() : CountingSource("throws_on_stop", "") {}
+  void Stop() override { throw std::runtime_error("stop blew up"); }
+};
+
+TEST_F(CommandsTest, AnExceptionAfterTheLoopStillPutsTheMachineBack) {
+  ThrowsOnStop bad;
+  cfg_.pattern = Pattern::kAll;
+  cfg_.iterations = 2;  // cpu1 and cpu2 offline when the loop ends
+  EXPECT_THROW(RunCommand(cfg_, &g_no_stop, out_, {&bad}), std::runtime_error);
+  // The guard put back what the run changed and only then forgot the state.
+  EXPECT_EQ(fs_.Online(1), '1');
+  EXPECT_EQ(fs_.Online(2), '1');
   EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
 }
 

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "report/compare.h"
 #include "config/config.h"
+#include "report/compare.h"
 #include "report/report_formats.h"
 #include "soak/soak.h"
 #include "util/systemd_glue.h"

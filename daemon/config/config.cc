@@ -16,9 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/kmsg_kinds.h"
 #include "util/cpu_list.h"
 #include "util/json_file.h"
-#include "sources/kmsg_health.h"
 
 namespace cpuhp {
 namespace {

@@ -43,10 +43,10 @@
 #include "config/config.h"
 #include "machine/cpu_control.h"
 #include "machine/hotplug_states.h"
-#include "sources/kmsg_health.h"
-#include "util/rng.h"
 #include "run/runner.h"
 #include "run/schedule.h"
+#include "sources/kmsg_health.h"
+#include "util/rng.h"
 
 namespace cpuhp {
 

@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "util/errno_name.h"
 #include "faults/faults.h"
+#include "util/errno_name.h"
 
 namespace cpuhp {
 namespace {

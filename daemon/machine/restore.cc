@@ -17,7 +17,7 @@
 
 #include "util/cpu_list.h"
 #include "util/errno_name.h"
-#include "report/report.h"
+#include "util/file_util.h"
 
 namespace cpuhp {
 

@@ -7,8 +7,8 @@
 
 #include <gtest/gtest.h>
 
-#include "testing/fake_sysfs.h"
 #include "machine/sim_cpu_control.h"
+#include "testing/fake_sysfs.h"
 
 namespace cpuhp {
 namespace {

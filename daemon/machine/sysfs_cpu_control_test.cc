@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "machine/cpu_control.h"
-#include "testing/fake_sysfs.h"
 #include "machine/topology.h"
+#include "testing/fake_sysfs.h"
 
 namespace cpuhp {
 namespace {

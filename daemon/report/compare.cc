@@ -10,11 +10,11 @@
 #include <set>
 #include <sstream>
 
-#include "cli/commands.h"
-#include "stats/histogram.h"
-#include "util/json_file.h"
-#include "stats/quantile_ci.h"
 #include "report/report.h"
+#include "stats/histogram.h"
+#include "stats/quantile_ci.h"
+#include "util/exit_codes.h"
+#include "util/json_file.h"
 #include "util/report_json.h"
 
 namespace cpuhp {

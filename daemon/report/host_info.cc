@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "util/cpu_list.h"
 #include "report/report.h"
+#include "util/cpu_list.h"
 
 namespace cpuhp {
 namespace {

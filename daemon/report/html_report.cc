@@ -6,9 +6,9 @@
 #include <cmath>
 #include <map>
 
+#include "report/svg_chart.h"
 #include "stats/histogram.h"
 #include "util/report_json.h"
-#include "report/svg_chart.h"
 
 namespace cpuhp {
 namespace {

@@ -16,6 +16,7 @@
 #include "sources/disturbance.h"
 #include "sources/kmod_source.h"
 #include "sources/kmsg_health.h"
+#include "util/file_util.h"
 
 #ifndef CPUHP_VERSION
 #define CPUHP_VERSION "0.0.0"
@@ -25,52 +26,6 @@ namespace cpuhp {
 namespace {
 
 using nlohmann::json;
-
-std::string ErrnoText(int err) {
-  return std::error_code(err, std::generic_category()).message();
-}
-
-// "<path>: <syscall>: <strerror>" for the current errno.
-std::string SyscallError(const std::string& path, const char* syscall) {
-  return path + ": " + syscall + ": " + ErrnoText(errno);
-}
-
-std::string DirectoryOf(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos)
-    return ".";
-  if (slash == 0)
-    return "/";
-  return path.substr(0, slash);
-}
-
-bool WriteAll(int fd, const std::string& content) {
-  const char* p = content.data();
-  size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return false;
-    }
-    if (n == 0) {  // not expected for a regular file; never spin on it
-      errno = EIO;
-      return false;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-int OpenExclusive(const std::string& path) {
-  int fd;
-  do {
-    fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-  } while (fd < 0 && errno == EINTR);
-  return fd;
-}
 
 // Lookups that tolerate a report missing a key (an older schema, an interim
 // report), so that the summary never throws at the end of a long run.
@@ -239,58 +194,6 @@ nlohmann::json BuildReport(const ReportInputs& in) {
   return report;
 }
 
-bool WriteFileAtomic(const std::string& path, const std::string& content, std::string* err) {
-  std::string unused;
-  if (err == nullptr)
-    err = &unused;
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  int fd = OpenExclusive(tmp);
-  if (fd < 0 && errno == EEXIST) {
-    // Left behind by a crash of an earlier process with our pid (pids repeat
-    // across reboots, the state directory does not): the name is ours.
-    unlink(tmp.c_str());
-    fd = OpenExclusive(tmp);
-  }
-  if (fd < 0) {
-    *err = SyscallError(path, "open");
-    return false;
-  }
-  const char* failed_call = nullptr;
-  if (!WriteAll(fd, content))
-    failed_call = "write";
-  else if (fsync(fd) != 0)
-    failed_call = "fsync";
-  int saved_errno = errno;
-  // close() can report a delayed write error (NFS): it counts as a failure.
-  if (close(fd) != 0 && failed_call == nullptr) {
-    failed_call = "close";
-    saved_errno = errno;
-  }
-  if (failed_call == nullptr && rename(tmp.c_str(), path.c_str()) != 0) {
-    failed_call = "rename";
-    saved_errno = errno;
-  }
-  if (failed_call != nullptr) {
-    unlink(tmp.c_str());
-    errno = saved_errno;
-    *err = SyscallError(path, failed_call);
-    return false;
-  }
-  // The new file is in place; without this a crash could still lose the
-  // rename. Failing here is reported, but the new content is already visible.
-  const std::string dir = DirectoryOf(path);
-  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) {
-    *err = SyscallError(dir, "open directory");
-    return false;
-  }
-  bool synced = fsync(dfd) == 0;
-  if (!synced)
-    *err = SyscallError(dir, "fsync directory");
-  close(dfd);
-  return synced;
-}
-
 std::string HumanSummary(const nlohmann::json& report) {
   const json& totals = Section(report, "totals");
   const json& run = Section(report, "run");
@@ -314,23 +217,6 @@ std::string HumanSummary(const nlohmann::json& report) {
   out += ErrorLines(report);
   out += RestoreLine(report);
   return out;
-}
-
-std::string FormatUtc(int64_t realtime_ns) {
-  // Floor division, so that times before 1970 still print the right second.
-  int64_t sec = realtime_ns / 1000000000;
-  int64_t rem = realtime_ns % 1000000000;
-  if (rem < 0) {
-    rem += 1000000000;
-    --sec;
-  }
-  time_t t = static_cast<time_t>(sec);
-  struct tm tm;
-  if (gmtime_r(&t, &tm) == nullptr)
-    return "1970-01-01T00:00:00.000Z";
-  char buf[64];
-  size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  return std::string(buf, n) + Printf(".%03dZ", static_cast<int>(rem / 1000000));
 }
 
 }  // namespace cpuhp

@@ -10,10 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "machine/cpu_control.h"
-#include "util/errno_name.h"
-#include "stats/run_stats.h"
-#include "sources/timing_source.h"
 #include "machine/topology.h"
+#include "sources/timing_source.h"
+#include "stats/run_stats.h"
+#include "util/errno_name.h"
+#include "util/file_util.h"
 
 namespace cpuhp {
 
@@ -46,19 +47,10 @@ struct ReportInputs {
 
 nlohmann::json BuildReport(const ReportInputs& in);
 
-// temp file in the same directory, write, fsync, rename, fsync the directory.
-// On any failure the temp file is removed, the previous file is untouched, and
-// *err names the path and the cause ("report.json: write: No space left on
-// device").
-bool WriteFileAtomic(const std::string& path, const std::string& content, std::string* err);
-
 // The table shaped like seed 001's, per direction:
 //   online CPUs | ops | p50 | p99 | max   (ms with 3 decimals)
 // preceded by a totals line and followed by errors, if any.
 std::string HumanSummary(const nlohmann::json& report);
-
-// RFC 3339 UTC with milliseconds for a CLOCK_REALTIME time.
-std::string FormatUtc(int64_t realtime_ns);
 
 }  // namespace cpuhp
 

@@ -6,9 +6,9 @@
 #include <cinttypes>
 #include <cmath>
 
-#include "cli/commands.h"
 #include "report/html_report.h"
 #include "report/report.h"
+#include "util/exit_codes.h"
 #include "util/report_json.h"
 
 namespace cpuhp {

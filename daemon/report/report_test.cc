@@ -435,7 +435,8 @@ class ReportSchemaTest : public ::testing::Test {
     std::string err;
     EXPECT_TRUE(WriteFileAtomic(path, report.dump(2) + "\n", &err)) << err;
     std::string cmd = "/usr/bin/python3 " CPUHP_SOURCE_DIR "/tests/validate_report.py " +
-                      std::string(CPUHP_SOURCE_DIR "/daemon/report/schema/report.schema.json ") + path;
+                      std::string(CPUHP_SOURCE_DIR "/daemon/report/schema/report.schema.json ") +
+                      path;
     int status = std::system(cmd.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }

@@ -12,9 +12,9 @@
 
 #include "machine/cpu_control.h"
 #include "run/oplog.h"
-#include "stats/run_stats.h"
 #include "run/schedule.h"
 #include "sources/timing_source.h"
+#include "stats/run_stats.h"
 
 namespace cpuhp {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // The stuck-operation watchdog: sees a write past the timeout once, records
-// CPU, direction and a stack (or why not), notes when it returns; and, end to
-// end, a stalled simulated write shows up in the report.
+// CPU, direction and a stack (or why not), notes when it returns (end to end,
+// cli/run_soak_test.cc: a stalled simulated write shows up in the report).
 #include "run/stuck_watchdog.h"
 
 #include <filesystem>
@@ -9,7 +9,6 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/commands.h"
 #include "util/systemd_glue.h"
 
 namespace cpuhp {
@@ -40,32 +39,6 @@ TEST(StuckWatchdog, ReportsAStuckWriteOnceAndItsReturn) {
   f.start_wall_ns = 0;  // returned
   w.Poll(1000000000000ull + 40000000000ull);
   EXPECT_EQ(w.Records()[0]["returned_after_ns"], 40000000000ull);
-}
-
-TEST(StuckWatchdog, StalledSimWriteIsInTheReport) {
-  char tmpl[] = "/tmp/cpuhp-stuck.XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
-  Config cfg;
-  cfg.backend = "sim";
-  cfg.iterations = 6;
-  cfg.seed = 1;
-  cfg.sim.stall_every = 4;
-  cfg.sim.stall_ns = 300000000;  // 0.3 s
-  cfg.stuck_timeout_ns = 100000000;
-  cfg.report = dir + "/r.json";
-  cfg.progress = ProgressMode::kNever;
-  volatile sig_atomic_t stop = 0;
-  std::FILE* out = std::tmpfile();
-  EXPECT_EQ(RunCommand(cfg, &stop, out), kExitOk);
-  std::fclose(out);
-  std::ifstream f(cfg.report);
-  nlohmann::json r = nlohmann::json::parse(f);
-  const nlohmann::json& stuck = r["soak"]["stuck_operations"];
-  ASSERT_EQ(stuck.size(), 1u) << stuck;
-  EXPECT_EQ(stuck[0]["index"], 3);  // the 4th write
-  EXPECT_GE(stuck[0]["detected_after_ns"].get<uint64_t>(), 100000000u);
-  EXPECT_GE(stuck[0]["returned_after_ns"].get<uint64_t>(), 300000000u);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(JournalFields, CarryCpuOpErrnoIteration) {

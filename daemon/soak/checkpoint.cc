@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "util/json_file.h"
 #include "report/report.h"
+#include "util/json_file.h"
 
 namespace cpuhp {
 

@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include "machine/sim_cpu_control.h"
 #include "run/oplog.h"
 #include "run/schedule.h"
-#include "machine/sim_cpu_control.h"
 
 namespace cpuhp {
 namespace {

@@ -23,15 +23,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "soak/checkpoint.h"
 #include "config/config.h"
-#include "run/oplog.h"
 #include "machine/restore.h"
-#include "stats/run_stats.h"
+#include "machine/sim_cpu_control.h"
+#include "run/oplog.h"
 #include "run/runner.h"
 #include "run/schedule.h"
-#include "machine/sim_cpu_control.h"
 #include "run/stuck_watchdog.h"
+#include "soak/checkpoint.h"
+#include "stats/run_stats.h"
 #include "util/systemd_glue.h"
 
 namespace cpuhp {

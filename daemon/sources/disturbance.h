@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "stats/histogram.h"
 #include "sources/timing_source.h"
+#include "stats/histogram.h"
 
 namespace cpuhp {
 

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "util/cpu_list.h"
 #include "sources/disturbance.h"
 #include "sources/kmsg_health.h"
+#include "util/cpu_list.h"
 
 namespace cpuhp {
 

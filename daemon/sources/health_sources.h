@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "config/config.h"
-#include "sources/timing_source.h"
 #include "machine/topology.h"
+#include "sources/timing_source.h"
 
 namespace cpuhp {
 

@@ -13,8 +13,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "util/report_json.h"
 #include "stats/run_stats.h"
+#include "util/report_json.h"
 
 namespace cpuhp {
 

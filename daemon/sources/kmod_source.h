@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "../../kmod/uapi/cpuhp_probe.h"
+#include "sources/timing_source.h"
 #include "stats/histogram.h"
 #include "stats/op_record.h"
-#include "sources/timing_source.h"
 
 namespace cpuhp {
 

@@ -16,11 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kKindNames[kKmsgKinds] = {
-    "soft_lockup", "hard_lockup", "rcu_stall", "hung_task", "failed_online",
-    "didnt_die",   "oops",        "bug",       "warning",
-};
-
 // The messages, as the kernel prints them (6.1 .. 7.2, x86/arm64/powerpc):
 //   watchdog: BUG: soft lockup - CPU#3 stuck for 23s! [kworker/3:1:90]
 //   Watchdog detected hard LOCKUP on cpu 2
@@ -124,17 +119,6 @@ json KeptJson(const std::string& msg, uint64_t seq, uint64_t ts_us, int level, i
 }
 
 }  // namespace
-
-const char* KmsgKindName(int kind) {
-  return kind >= 0 && kind < kKmsgKinds ? kKindNames[kind] : "unknown";
-}
-
-int KmsgKindFromName(std::string_view name) {
-  for (int k = 0; k < kKmsgKinds; ++k)
-    if (name == kKindNames[k])
-      return k;
-  return -1;
-}
 
 int ClassifyKmsgMessage(std::string_view message) {
   for (const Pattern& p : kPatterns) {
@@ -293,7 +277,7 @@ void KmsgHealth::Handle(const KmsgRecord& rec) {
     first_kind_ = kind;
   }
   if (opts_.stop[k] && stop_why_.empty()) {
-    stop_why_ = std::string(kKindNames[k]) + " in kernel log" +
+    stop_why_ = std::string(KmsgKindName(k)) + " in kernel log" +
                 (op_index_ ? " at operation " + std::to_string(*op_index_) : std::string()) + ": " +
                 kept.message;
   }
@@ -325,18 +309,18 @@ json KmsgHealth::ReportJson() const {
   uint64_t total = 0;
   for (int k = 0; k < kKmsgKinds; ++k) {
     const size_t i = static_cast<size_t>(k);
-    counts[kKindNames[k]] = counts_[i];
+    counts[KmsgKindName(k)] = counts_[i];
     total += counts_[i];
     json lines = json::array();
     for (const Kept& e : kept_[i])
       lines.push_back(KeptJson(e.message, e.seq, e.ts_us, e.level, e.facility, e.op_index, e.when));
-    first_lines[kKindNames[k]] = std::move(lines);
+    first_lines[KmsgKindName(k)] = std::move(lines);
   }
   json first = nullptr;
   if (first_) {
     first = KeptJson(first_->message, first_->seq, first_->ts_us, first_->level, first_->facility,
                      first_->op_index, first_->when);
-    first["kind"] = kKindNames[first_kind_];
+    first["kind"] = KmsgKindName(first_kind_);
   }
   json taint = {{"start", taint_start_ ? json(*taint_start_) : json(nullptr)},
                 {"end", taint_end_ ? json(*taint_end_) : json(nullptr)}};
@@ -351,7 +335,7 @@ json KmsgHealth::ReportJson() const {
   json stop_on = json::array();
   for (int k = 0; k < kKmsgKinds; ++k)
     if (opts_.stop[static_cast<size_t>(k)])
-      stop_on.push_back(kKindNames[k]);
+      stop_on.push_back(KmsgKindName(k));
   json j = {
       {"records_read", records_},
       {"records_lost", lost_},

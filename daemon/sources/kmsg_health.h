@@ -18,28 +18,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/kmsg_kinds.h"
 #include "sources/timing_source.h"
 
 namespace cpuhp {
-
-// The kinds, in the order a message is classified (the first match wins:
-// "BUG: soft lockup" is a soft lockup, not a BUG).
-enum KmsgKind : int {
-  kKmsgSoftLockup,
-  kKmsgHardLockup,
-  kKmsgRcuStall,
-  kKmsgHungTask,
-  kKmsgFailedOnline,
-  kKmsgDidntDie,
-  kKmsgOops,
-  kKmsgBug,
-  kKmsgWarning,
-  kKmsgKinds
-};
-// "soft_lockup", "hard_lockup", "rcu_stall", "hung_task", "failed_online",
-// "didnt_die", "oops", "bug", "warning": config and report keys.
-const char* KmsgKindName(int kind);
-int KmsgKindFromName(std::string_view name);  // -1 if unknown
 
 // The kind of one kernel log message (the text after ';'), or -1.
 int ClassifyKmsgMessage(std::string_view message);

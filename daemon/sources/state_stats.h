@@ -24,10 +24,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "stats/histogram.h"
 #include "machine/hotplug_states.h"
-#include "stats/op_record.h"
 #include "sources/trace_parser.h"
+#include "stats/histogram.h"
+#include "stats/op_record.h"
 
 namespace cpuhp {
 

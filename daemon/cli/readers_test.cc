@@ -11,14 +11,14 @@
 
 #include <gtest/gtest.h>
 
-#include "soak/checkpoint.h"
-#include "report/compare.h"
 #include "machine/cpu_control.h"
-#include "testing/fake_sysfs.h"
-#include "util/json_file.h"
+#include "report/compare.h"
 #include "report/report.h"
 #include "report/report_formats.h"
+#include "soak/checkpoint.h"
+#include "testing/fake_sysfs.h"
 #include "testing/synthetic_report.h"
+#include "util/json_file.h"
 
 namespace cpuhp {
 namespace {

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+// `run` with fault injection, end to end on the sim backend.
+#include <csignal>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "faults/faults.h"
+#include "testing/fake_sysfs.h"
+#include "testing/run_command_fixture.h"
+
+namespace cpuhp {
+namespace {
+
+volatile sig_atomic_t g_no_stop = 0;
+
+// RunCommand end to end on the sim backend: exit code, report (validated
+// against the schema, failures included) and the summary line.
+class FaultsCommandTest : public RunCommandFixture {
+ protected:
+  FaultsCommandTest() : RunCommandFixture("cpuhp-faults-cmd") {}
+  void SetUp() override {
+    RunCommandFixture::SetUp();
+    cfg_.backend = "sim";
+    cfg_.sim.cpus = 3;
+    cfg_.seed = 3;
+    cfg_.iterations = 0;
+    cfg_.pattern = Pattern::kFaultSweep;
+    cfg_.faults.states = {"mm/vmstat:online", "sched:active", "cpu:teardown"};
+  }
+  void ExpectValid() {
+    int rc = ReportValidates();
+    if (rc == 77)
+      GTEST_SKIP() << "python3-jsonschema missing";
+    EXPECT_EQ(rc, 0) << "report does not validate: " << cfg_.report;
+  }
+};
+
+TEST_F(FaultsCommandTest, SweepThatRollsBackExitsZero) {
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  nlohmann::json r = Report();
+  // 2 CPUs: 193 and 235 fire both ways, 144 offline only (teardown-only:
+  // one try online, not reached), 2 repeats each.
+  EXPECT_EQ(r["faults"]["totals"]["rolled_back"], 2 * 2 * 5);
+  EXPECT_EQ(r["faults"]["totals"]["not_reached"], 2);
+  EXPECT_EQ(r["faults"]["cleared_at_end"], true);
+  EXPECT_EQ(r["totals"]["failed"], 0);
+  EXPECT_EQ(r["run"]["stop_reason"], "schedule_complete");
+  EXPECT_NE(Output().find("fault injection (sweep): 22 injected, 20 rolled back (verified), 0 NOT "
+                          "rolled back, 2 not reached"),
+            std::string::npos)
+      << Output();
+  ExpectValid();
+}
+
+TEST_F(FaultsCommandTest, BrokenRollbackExitsOneWithTheFailureReported) {
+  cfg_.sim.broken_rollback_state = 193;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitFailed) << Output();
+  nlohmann::json r = Report();
+  const auto& f = r["faults"];
+  EXPECT_EQ(f["totals"]["not_rolled_back"], 2 * 2 * 2);
+  ASSERT_EQ(f["failures"].size(), 8u);
+  EXPECT_EQ(f["failures"][0]["name"], "mm/vmstat:online");
+  EXPECT_EQ(f["failures"][0]["hotplug_state_after"], 193);
+  // Injected writes are not errors of the run; the restore still worked.
+  EXPECT_EQ(r["totals"]["failed"], 0);
+  EXPECT_EQ(r["restore"]["ok"], true);
+  EXPECT_NE(Output().find("NOT rolled back: cpu1 offline state 193 (mm/vmstat:online)"),
+            std::string::npos);
+  ExpectValid();
+}
+
+TEST_F(FaultsCommandTest, RateWithoutHotplugFilesSaysUnavailableAndRuns) {
+  FakeSysfs fs(3);
+  cfg_.backend = "sysfs";
+  cfg_.sysfs_root = fs.root();
+  cfg_.state_dir = dir_ + "/state";
+  cfg_.pattern = Pattern::kRoundRobin;
+  cfg_.iterations = 10;
+  cfg_.tracepoints = false;
+  cfg_.kmod.enabled = false;
+  cfg_.health.enabled = false;
+  cfg_.faults.rate = 0.5;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  nlohmann::json r = Report();
+  EXPECT_EQ(r["faults"]["status"], "unavailable");
+  EXPECT_EQ(r["faults"]["reason"],
+            fs.root() + "/hotplug/states: cannot read: No such file or directory");
+  EXPECT_EQ(r["totals"]["ops"], 10);
+  ExpectValid();
+  // The fault sweep cannot do its job there: an error, nothing left behind.
+  cfg_.pattern = Pattern::kFaultSweep;
+  cfg_.iterations = 0;
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitFailed);
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+  EXPECT_EQ(fs.Online(1), '1');
+}
+
+}  // namespace
+}  // namespace cpuhp

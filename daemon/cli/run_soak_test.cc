@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+// `run` as a soak, end to end: checkpoint and resume on the simulated backend: a run stopped
+// part way and resumed ends with the report of an uninterrupted run (except
+// the run timing, the process and the restart records); a corrupt or foreign
+// checkpoint is refused and moved aside; interim reports.
+#include "soak/soak.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "cli/commands.h"
+#include "sources/timing_source.h"
+
+namespace cpuhp {
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+
+// Plays the signal handler: asks the runner to stop after operation `at`.
+class StopAt : public TimingSource {
+ public:
+  explicit StopAt(uint64_t at) : at_(at) {}
+  std::string name() const override { return "stop_at"; }
+  bool Start(std::string*) override { return true; }
+  void OpBegin(const Operation&, uint64_t) override {}
+  void OpEnd(const OpRecord& rec) override {
+    if (rec.index == at_)
+      g_stop = SIGTERM;
+  }
+  void Stop() override {}
+  nlohmann::json ReportJson() const override { return nlohmann::json::object(); }
+
+ private:
+  uint64_t at_;
+};
+
+class SoakTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/cpuhp-soak.XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    cfg_.backend = "sim";
+    cfg_.pattern = Pattern::kRandom;
+    cfg_.iterations = 20000;
+    cfg_.sim.error_rate = 0.01;
+    cfg_.seed = 1234;
+    cfg_.state_dir = dir_ + "/state";
+    cfg_.report = dir_ + "/report.json";
+    cfg_.oplog = dir_ + "/ops.jsonl";
+    cfg_.progress = ProgressMode::kNever;
+    out_ = std::tmpfile();
+    g_stop = 0;
+  }
+  void TearDown() override {
+    std::fclose(out_);
+    std::filesystem::remove_all(dir_);
+  }
+  nlohmann::json Report(const std::string& path) {
+    std::ifstream f(path);
+    return nlohmann::json::parse(f);
+  }
+  // The parts that must match an uninterrupted run.
+  static nlohmann::json Comparable(nlohmann::json r) {
+    for (const char* k : {"run", "process", "soak", "timing_sources"})
+      r.erase(k);
+    r["config"].erase("report");
+    r["config"].erase("oplog");
+    r["config"].erase("state_dir");
+    return r;
+  }
+  std::string ReadAll(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  }
+  int Run(const Config& cfg, std::vector<TimingSource*> sources = {}) {
+    g_stop = 0;
+    return RunCommand(cfg, &g_stop, out_, sources);
+  }
+
+  std::string dir_;
+  Config cfg_;
+  std::FILE* out_ = nullptr;
+};
+
+TEST_F(SoakTest, StoppedAndResumedRunMatchesUninterruptedRun) {
+  Config whole = cfg_;
+  whole.state_dir = dir_ + "/state-whole";
+  whole.report = dir_ + "/whole.json";
+  whole.oplog = dir_ + "/whole.jsonl";
+  ASSERT_EQ(Run(whole), kExitFailed);  // 1 %% of writes fail: exit 1, report written
+  const nlohmann::json expected = Report(whole.report);
+  ASSERT_EQ(expected["totals"]["ops"], 20000);
+  ASSERT_GT(expected["totals"]["failed"].get<uint64_t>(), 100u);
+  EXPECT_FALSE(std::filesystem::exists(whole.state_dir + "/checkpoint.json"));
+
+  // Two stops part way: each keeps a final checkpoint that the next run resumes.
+  StopAt first(6999);
+  Run(cfg_, {&first});
+  nlohmann::json r1 = Report(cfg_.report);
+  EXPECT_EQ(r1["run"]["stop_reason"], "signal");
+  EXPECT_EQ(r1["totals"]["ops"], 7000);
+  ASSERT_TRUE(std::filesystem::exists(cfg_.state_dir + "/checkpoint.json"));
+  StopAt second(12344);
+  Run(cfg_, {&second});
+  EXPECT_EQ(Report(cfg_.report)["totals"]["ops"], 12345);
+  ASSERT_EQ(Run(cfg_), kExitFailed);
+  const nlohmann::json got = Report(cfg_.report);
+  EXPECT_EQ(got["run"]["stop_reason"], "iterations");
+  EXPECT_EQ(Comparable(got), Comparable(expected));
+  EXPECT_EQ(got["run"]["started_at"], r1["run"]["started_at"]);
+  ASSERT_EQ(got["soak"]["restarts"].size(), 2u);
+  EXPECT_EQ(got["soak"]["restarts"][0]["kind"], "stop");
+  EXPECT_EQ(got["soak"]["restarts"][0]["resumed_at_index"], 7000);
+  EXPECT_EQ(got["soak"]["restarts"][1]["resumed_at_index"], 12345);
+  EXPECT_TRUE(got["soak"]["checkpoint"]["resumed"].get<bool>());
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/checkpoint.json"));
+  // The operation log is the uninterrupted run's, line for line.
+  EXPECT_EQ(ReadAll(cfg_.oplog), ReadAll(whole.oplog));
+}
+
+TEST_F(SoakTest, CrashAfterCheckpointRedoesLostOperations) {
+  // A checkpoint at 5000, then the process "dies" at 8000 (its report and
+  // log tail are garbage): the resumed run redoes 5000..7999 exactly once.
+  Config whole = cfg_;
+  whole.state_dir = dir_ + "/state-whole";
+  whole.report = dir_ + "/whole.json";
+  whole.oplog = dir_ + "/whole.jsonl";
+  Run(whole);
+  StopAt at(4999);
+  Run(cfg_, {&at});
+  const std::string ckpt = cfg_.state_dir + "/checkpoint.json";
+  const std::string saved = ReadAll(ckpt);
+  StopAt later(7999);
+  Run(cfg_, {&later});  // the ops the dead process did after the checkpoint
+  nlohmann::json c = nlohmann::json::parse(saved);
+  c["stopped_by"] = "";  // the crash wrote no final checkpoint
+  std::ofstream(ckpt) << c.dump();
+  ASSERT_EQ(Run(cfg_), kExitFailed);
+  const nlohmann::json got = Report(cfg_.report);
+  EXPECT_EQ(Comparable(got), Comparable(Report(whole.report)));
+  ASSERT_EQ(got["soak"]["restarts"].size(), 1u);  // the 5000 checkpoint's history + this one
+  EXPECT_EQ(got["soak"]["restarts"][0]["kind"], "crash");
+  EXPECT_EQ(got["soak"]["restarts"][0]["resumed_at_index"], 5000);
+  EXPECT_EQ(ReadAll(cfg_.oplog), ReadAll(whole.oplog));
+}
+
+TEST_F(SoakTest, CorruptCheckpointIsRefusedAndMovedAside) {
+  std::filesystem::create_directories(cfg_.state_dir);
+  std::ofstream(cfg_.state_dir + "/checkpoint.json") << "{\"format\": \"cpuhp-stress-checkp";
+  ASSERT_EQ(Run(cfg_), kExitFailed);
+  const nlohmann::json r = Report(cfg_.report);
+  EXPECT_EQ(r["totals"]["ops"], 20000);  // a fresh run, nothing merged
+  EXPECT_FALSE(r["soak"]["checkpoint"]["resumed"].get<bool>());
+  ASSERT_EQ(r["soak"]["checkpoint"]["refused"].size(), 1u);
+  EXPECT_NE(r["soak"]["checkpoint"]["refused"][0]["reason"].get<std::string>().find("corrupt"),
+            std::string::npos);
+  const std::string aside = r["soak"]["checkpoint"]["refused"][0]["moved_to"];
+  EXPECT_TRUE(std::filesystem::exists(aside));
+  EXPECT_EQ(r["soak"]["restarts"].size(), 0u);
+}
+
+TEST_F(SoakTest, CheckpointOfAnotherConfigIsRefusedNotMerged) {
+  StopAt at(99);
+  Run(cfg_, {&at});
+  Config other = cfg_;
+  other.iterations = 500;
+  Run(other);
+  const nlohmann::json r = Report(cfg_.report);
+  EXPECT_EQ(r["totals"]["ops"], 500);
+  ASSERT_EQ(r["soak"]["checkpoint"]["refused"].size(), 1u);
+  EXPECT_NE(r["soak"]["checkpoint"]["refused"][0]["reason"].get<std::string>().find(
+                "iterations (here 500, checkpoint 20000)"),
+            std::string::npos)
+      << r["soak"]["checkpoint"]["refused"][0]["reason"];
+}
+
+TEST_F(SoakTest, IncompatibleVersionIsRefused) {
+  StopAt at(99);
+  Run(cfg_, {&at});
+  const std::string ckpt = cfg_.state_dir + "/checkpoint.json";
+  nlohmann::json c = nlohmann::json::parse(ReadAll(ckpt));
+  c["version"] = 99;
+  std::ofstream(ckpt) << c.dump();
+  Run(cfg_);
+  const nlohmann::json r = Report(cfg_.report);
+  EXPECT_EQ(r["totals"]["ops"], 20000);
+  EXPECT_NE(r["soak"]["checkpoint"]["refused"][0]["reason"].get<std::string>().find(
+                "checkpoint version 99, this build reads version 1"),
+            std::string::npos);
+}
+
+TEST_F(SoakTest, FreshMovesCheckpointAside) {
+  StopAt at(99);
+  Run(cfg_, {&at});
+  Config fresh = cfg_;
+  fresh.resume = "never";
+  Run(fresh);
+  const nlohmann::json r = Report(cfg_.report);
+  EXPECT_FALSE(r["soak"]["checkpoint"]["resumed"].get<bool>());
+  EXPECT_EQ(r["soak"]["checkpoint"]["refused"].size(), 1u);
+}
+
+TEST_F(SoakTest, ReportValidatesAgainstSchema) {
+  StopAt at(99);
+  Run(cfg_, {&at});
+  Run(cfg_);
+  std::string cmd = std::string("/usr/bin/python3 ") + CPUHP_SOURCE_DIR +
+                    "/tests/validate_report.py " + CPUHP_SOURCE_DIR +
+                    "/daemon/report/schema/report.schema.json " + cfg_.report + " > /dev/null";
+  int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  if (WEXITSTATUS(rc) == 77)
+    GTEST_SKIP() << "python3-jsonschema missing";
+  EXPECT_EQ(WEXITSTATUS(rc), 0);
+}
+
+TEST_F(SoakTest, Sigusr1WritesInterimReport) {
+  class Usr1At : public StopAt {
+   public:
+    using StopAt::StopAt;
+    void OpEnd(const OpRecord& rec) override {
+      if (rec.index == 10)
+        GlobalSoakSignals().interim = 1;
+    }
+  } usr1(10);
+  cfg_.iterations = 3000;
+  cfg_.interval_ns = 100000;  // 0.3 s: a few runner ticks
+  Run(cfg_, {&usr1});
+  const std::string interim = dir_ + "/report.interim.json";
+  ASSERT_TRUE(std::filesystem::exists(interim));
+  const nlohmann::json r = Report(interim);
+  EXPECT_TRUE(r["interim"].get<bool>());
+  EXPECT_TRUE(r["run"]["stop_reason"].is_null());
+  EXPECT_GT(r["totals"]["ops"].get<uint64_t>(), 10u);
+  EXPECT_LT(r["totals"]["ops"].get<uint64_t>(), 3000u);
+  EXPECT_EQ(Report(cfg_.report)["soak"]["interim_reports_written"], 1);
+}
+
+TEST(StuckWatchdog, StalledSimWriteIsInTheReport) {
+  char tmpl[] = "/tmp/cpuhp-stuck.XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  Config cfg;
+  cfg.backend = "sim";
+  cfg.iterations = 6;
+  cfg.seed = 1;
+  cfg.sim.stall_every = 4;
+  cfg.sim.stall_ns = 300000000;  // 0.3 s
+  cfg.stuck_timeout_ns = 100000000;
+  cfg.report = dir + "/r.json";
+  cfg.progress = ProgressMode::kNever;
+  volatile sig_atomic_t stop = 0;
+  std::FILE* out = std::tmpfile();
+  EXPECT_EQ(RunCommand(cfg, &stop, out), kExitOk);
+  std::fclose(out);
+  std::ifstream f(cfg.report);
+  nlohmann::json r = nlohmann::json::parse(f);
+  const nlohmann::json& stuck = r["soak"]["stuck_operations"];
+  ASSERT_EQ(stuck.size(), 1u) << stuck;
+  EXPECT_EQ(stuck[0]["index"], 3);  // the 4th write
+  EXPECT_GE(stuck[0]["detected_after_ns"].get<uint64_t>(), 100000000u);
+  EXPECT_GE(stuck[0]["returned_after_ns"].get<uint64_t>(), 300000000u);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cpuhp

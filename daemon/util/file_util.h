@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0
+// Files written as root must be whole or absent: atomic replacement, and the
+// UTC time stamps every file carries.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace cpuhp {
+
+// Replaces `path` with `content` atomically: temp file in the same directory, write, fsync, rename,
+// fsync the directory. On any failure the temp file is removed, the previous file is untouched, and
+// *err names the path and the cause ("report.json: write: No space left on
+// device").
+bool WriteFileAtomic(const std::string& path, const std::string& content, std::string* err);
+
+// RFC 3339 UTC with milliseconds for a CLOCK_REALTIME time.
+std::string FormatUtc(int64_t realtime_ns);
+
+}  // namespace cpuhp
