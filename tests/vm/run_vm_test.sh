@@ -108,11 +108,12 @@ kernel=$kroot/root/boot/$kimage-$abi-$flavour
 # --- module, reader, daemon -------------------------------------------------
 mod=$work/mod
 rm -rf "$mod" && mkdir -p "$mod/kmod/uapi"
-cp "$src/Kbuild" "$mod/" && cp "$src"/kmod/*.c "$mod/kmod/" && cp "$src"/kmod/uapi/*.h "$mod/kmod/uapi/"
+cp "$src/Kbuild" "$mod/" && cp "$src"/kmod/Kbuild "$src"/kmod/*.c "$mod/kmod/" && cp "$src"/kmod/uapi/*.h "$mod/kmod/uapi/"
 make -C "$hdrs" M="$mod" "${cross[@]}" W=1 modules >"$work/kbuild.log" 2>&1 ||
   { cat "$work/kbuild.log"; exit 1; }
 if grep -E 'warning:|error:' "$work/kbuild.log"; then log "module build has warnings"; exit 1; fi
 "$cc" -static -O2 -Wall -Wextra -Werror -o "$work/cpuhp_probe_dump" "$src/tests/vm/cpuhp_probe_dump.c"
+"$cc" -static -O2 -Wall -Wextra -Werror -o "$work/cpuhp_probe_review" "$src/tests/vm/cpuhp_probe_review.c"
 
 rd=$work/initramfs
 rm -rf "$rd" && mkdir -p "$rd"/{bin,sbin,proc,sys,dev,tmp,lib64,usr/lib,run,var/lib}
@@ -120,10 +121,10 @@ busybox=$kroot/root/bin/busybox
 [ -x "$busybox" ] || busybox=/bin/busybox  # an amd64 cache from before busybox was fetched
 cp "$busybox" "$rd/bin/busybox"
 mknod -m 600 "$rd/dev/console" c 5 1
-for t in sh mount insmod rmmod lsmod cat echo sleep base64 dd printf grep poweroff sync ls; do
+for t in sh mount insmod rmmod lsmod cat echo sleep base64 dd printf grep poweroff sync ls sed; do
   ln -s busybox "$rd/bin/$t"
 done
-cp "$mod/kmod/cpuhp_probe.ko" "$work/cpuhp_probe_dump" "$rd/bin/"
+cp "$mod/kmod/cpuhp_probe.ko" "$work/cpuhp_probe_dump" "$work/cpuhp_probe_review" "$rd/bin/"
 if [ "$daemon" = 1 ]; then
   if [ "$arch" != amd64 ]; then
     rc=0
