@@ -843,17 +843,21 @@ static long cp_ioc_targets(void __user *arg)
 	return copy_to_user(arg, &t, sizeof(t)) ? -EFAULT : 0;
 }
 
-/* Near-zero cost and never inlined: the calibration probe sits on it. */
-static noinline int cp_calib_target(int x)
+/*
+ * Near-zero cost, never inlined nor cloned (callers must reach this very
+ * address, where the calibration probe sits), not pure (the barrier).
+ */
+static noinline __noclone int cp_calib_target(int x)
 {
 	barrier();
 	return x;
 }
+static int cp_calib_sink;
 
 static long cp_ioc_calib(void __user *arg)
 {
 	struct cpuhp_probe_hist h;
-	int c, i;
+	int c, i, sum;
 
 	if (copy_from_user(&h, arg, sizeof(h)))
 		return -EFAULT;
@@ -864,8 +868,9 @@ static long cp_ioc_calib(void __user *arg)
 	/* Only this function calls the target: no handler is in flight. */
 	for_each_possible_cpu(c)
 		cp_zero_stats(per_cpu_ptr(cp_calib.stats, c));
-	for (i = 0; i < CPUHP_PROBE_CALIB_CALLS; i++)
-		cp_calib_target(i);
+	for (i = 0, sum = 0; i < CPUHP_PROBE_CALIB_CALLS; i++)
+		sum += cp_calib_target(i);
+	WRITE_ONCE(cp_calib_sink, sum);
 	memset(&h, 0, sizeof(h));
 	h.cpu = CPUHP_PROBE_ALL_CPUS;
 	for_each_possible_cpu(c)
