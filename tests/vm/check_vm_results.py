@@ -188,6 +188,16 @@ if withmod:
         isolated = set(range(int(m.group(1)), int(m.group(2)) + 1))
         bad_targets = [c for c in nz.get("targets", {}) if int(c) in isolated]
         check(not bad_targets, f"nohz_full: get_nohz_timer_target returned only housekeeping CPUs ({nz.get('targets')})")
+    self_cost = nz.get("probe_self_cost", {})
+    check(nz.get("status") == "ok" and self_cost.get("calls") == 1000 and self_cost.get("mean_ns", 0) > 0,
+          f"daemon: get_nohz_timer_target status ok, kretprobe self-cost beside it ({self_cost.get('mean_ns')} ns "
+          f"mean over {self_cost.get('calls')} calls)")
+nonohz = report("nonohz.json")
+check(status.get("daemon_nonohz") == "0" and nonohz is not None, "daemon report with probes=takedown_cpu")
+if nonohz:
+    nz = nonohz.get("timing_sources", {}).get("kmod", {}).get("get_nohz_timer_target", {})
+    check(nz.get("status") == "unavailable" and "not selected" in nz.get("reason", "") and "count" not in nz,
+          f"probes=takedown_cpu: daemon reports get_nohz_timer_target unavailable with the reason, no zeros ({nz})")
 nomod2 = report("nomod2.json")
 check(nomod2 is not None, "daemon report after rmmod")
 if nomod and withmod and nomod2:

@@ -97,6 +97,7 @@ status rmmod_small $?
 insmod /bin/cpuhp_probe.ko probes=takedown_cpu
 status insmod_nonohz $?
 review enodev enodev
+run_daemon nonohz /tmp/kmod.json
 rmmod cpuhp_probe
 status rmmod_nonohz $?
 # A second run without the module: with-module latency is compared with
