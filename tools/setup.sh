@@ -18,6 +18,7 @@ packages+=(qemu-system-x86 busybox-static cpio)  # tests/vm: cpuhp_probe in a De
 packages+=(libsystemd-dev systemd debootstrap qemu-system-x86 linux-image-amd64 cpio)  # soak: journald, sd_notify, systemd-analyze tests, tests/vm guest
 packages+=(gcc-12 gcc-riscv64-linux-gnu libssl-dev bc xz-utils)  # tests/kmatrix: 7.2 and riscv64 trees prepared with gcc-12
 packages+=(flex bison libelf-dev)  # tests/vm real-hotplug guest: its 6.12 kernel is built once per machine
+packages+=(libtracefs-dev libtraceevent-dev)  # the tracepoints source: instance, raw per-CPU reader, event formats
 packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross qemu-system-arm qemu-system-ppc)  # tests/vm arm64/ppc64el guests: cross-built module and daemon, QEMU virt/pseries
 missing=()
 for p in "${packages[@]}"; do
