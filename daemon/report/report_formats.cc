@@ -127,6 +127,34 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
     checks.push_back(warn);
   }
 
+  // The tracepoints source (daemon/sources/tracefs_source.h): events the
+  // ring buffer lost (overwritten before a drain, or dropped) leave the
+  // per-state counts incomplete, so the run says so instead of passing.
+  std::string trace_reason;
+  std::string trace_status = report_json::SourceStatus(report, "tracepoints", &trace_reason);
+  if (trace_status != "absent") {
+    ReportCheck lost;
+    lost.name = "tracepoints_no_lost_events";
+    if (trace_status != "ok") {
+      lost.skipped = true;
+      lost.message =
+          "tracepoints " + trace_status + (trace_reason.empty() ? "" : ": " + trace_reason);
+    } else {
+      const json& l = Path(report, {"timing_sources", "tracepoints", "lost_events"});
+      const uint64_t n = U64(l, "total");
+      lost.pass = n == 0;
+      lost.has_measurement = true;
+      lost.value = static_cast<double>(n);
+      lost.unit = "events";
+      lost.message = Fmt("%" PRIu64 " cpuhp events lost (overrun %" PRIu64 ", dropped %" PRIu64
+                         ", missed %" PRIu64 ")",
+                         n, U64(l, "overrun"), U64(l, "dropped"), U64(l, "lost_markers"));
+      if (n)
+        lost.message += ": the per-state counts are incomplete (a larger buffer, or more drains)";
+    }
+    checks.push_back(lost);
+  }
+
   ReportCheck restored;
   restored.name = "cpus_restored";
   const json& restore = Get(report, "restore");

@@ -135,6 +135,29 @@ TEST(ReportFormatsTest, KernelWarningOfARealRunFailsItsCheck) {
 
 // kmsg_health unavailable: the check is skipped with the reason in every
 // format, never a pass it did not measure; absent: no check at all.
+TEST(ReportFormatsTest, LostTracepointEventsFailTheirCheck) {
+  json r = SyntheticReport(SyntheticSpec{});
+  ReportOptions o;
+  EXPECT_EQ(Find(ReportChecks(r, o), "tracepoints_no_lost_events"), nullptr);  // no section
+  r["timing_sources"]["tracepoints"] = {
+      {"status", "ok"},
+      {"lost_events", {{"total", 0}, {"overrun", 0}, {"dropped", 0}, {"lost_markers", 0}}}};
+  EXPECT_TRUE(Find(ReportChecks(r, o), "tracepoints_no_lost_events")->pass);
+  r["timing_sources"]["tracepoints"]["lost_events"] = {
+      {"total", 120}, {"overrun", 100}, {"dropped", 0}, {"lost_markers", 20}};
+  std::vector<ReportCheck> checks = ReportChecks(r, o);
+  const ReportCheck* lost = Find(checks, "tracepoints_no_lost_events");
+  ASSERT_NE(lost, nullptr);
+  EXPECT_FALSE(lost->pass);
+  EXPECT_EQ(lost->value, 120);
+  EXPECT_NE(lost->message.find("overrun 100"), std::string::npos) << lost->message;
+  r["timing_sources"]["tracepoints"] = {{"status", "unavailable"}, {"reason", "no tracefs"}};
+  lost = Find(ReportChecks(r, o), "tracepoints_no_lost_events");
+  ASSERT_NE(lost, nullptr);
+  EXPECT_TRUE(lost->skipped);
+  EXPECT_FALSE(lost->pass);
+}
+
 TEST(ReportFormatsTest, UnavailableKernelLogIsSkippedNotPassed) {
   json r = LoadFixture("report-real-cpu1.json");
   r["timing_sources"]["kmsg_health"] = {{"status", "unavailable"},

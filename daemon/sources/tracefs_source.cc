@@ -12,9 +12,31 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <tuple>
+#include <unordered_set>
 
 #include <spdlog/spdlog.h>
+
+#include <sched.h>
+#include <traceevent/event-parse.h>
+
+// libtracefs 1.6's tracefs.h is not C++ (an inline function passes an int
+// as an enum), so the few functions used here are declared as it does.
+extern "C" {
+struct tracefs_instance* tracefs_instance_alloc(const char* tracing_dir, const char* name);
+void tracefs_instance_free(struct tracefs_instance* instance);
+ssize_t tracefs_instance_get_buffer_size(struct tracefs_instance* instance, int cpu);
+int tracefs_instance_set_buffer_size(struct tracefs_instance* instance, size_t size, int cpu);
+int tracefs_event_enable(struct tracefs_instance* instance, const char* system, const char* event);
+int tracefs_iterate_raw_events(struct tep_handle* tep, struct tracefs_instance* instance,
+                               cpu_set_t* cpus, int cpu_size,
+                               int (*callback)(struct tep_event*, struct tep_record*, int, void*),
+                               void* callback_context);
+}
+
+#include "machine/cpu_control.h"
 
 namespace cpuhp {
 namespace {
@@ -104,6 +126,11 @@ void TraceJoiner::Line(std::string_view line) {
   matcher_.Feed(ev, &pending_);
 }
 
+void TraceJoiner::FeedEvent(const TraceEvent& ev) {
+  ++events_;
+  matcher_.Feed(ev, &pending_);
+}
+
 void TraceJoiner::FeedText(std::string_view text) {
   while (!text.empty()) {
     size_t nl = text.find('\n');
@@ -127,7 +154,7 @@ void TraceJoiner::FeedText(std::string_view text) {
 }
 
 void TraceJoiner::EndOperation(const OpRecord& rec) {
-  const uint64_t w0 = rec.start_ns - rec.start_ns % 1000;
+  const uint64_t w0 = rec.start_ns - rec.start_ns % resolution_ns_;
   const uint64_t w1 = rec.start_ns + rec.duration_ns;
   std::vector<TraceStep> mine, later;
   for (TraceStep& s : pending_) {
@@ -262,44 +289,285 @@ bool TracefsSource::Start(std::string* why) {
     RemoveInstance();
     return false;
   };
-  std::string err;
-  // "mono" is CLOCK_MONOTONIC: the clock of OpRecord::start_ns.
-  if (!WriteFile(instance_ + "/trace_clock", "mono", &err))
-    return fail(err);
-  for (const char* ev : kEvents)
-    if (!WriteFile(instance_ + "/events/cpuhp/" + ev + "/enable", "1", &err))
-      return fail(err);
-  if (!WriteFile(instance_ + "/tracing_on", "1", &err))
-    return fail(err);
-  const std::string pipe = instance_ + "/trace_pipe";
-  fd_ = open(pipe.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd_ < 0)
-    return fail(pipe + ": cannot open: " + strerror(errno));
-  joiner_ = std::make_unique<TraceJoiner>(std::move(states));
+  if (!SetUpReader(why))
+    return fail(*why);
+  joiner_ = std::make_unique<TraceJoiner>(std::move(states), 1);
+  ops_.reserve(4096);
+  last_drain_ns_ = MonotonicClock()->NowNs();
   return true;
 }
 
-void TracefsSource::Drain() {
-  if (fd_ < 0)
-    return;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = read(fd_, buf, sizeof(buf));
-    if (n > 0) {
-      joiner_->FeedText(std::string_view(buf, static_cast<size_t>(n)));
-      continue;
-    }
-    if (n < 0 && errno == EINTR)
-      continue;
-    break;  // EAGAIN: nothing more right now
+// The three events' formats parsed into a tep handle of our own: libtracefs's
+// tracefs_local_events() would also parse /proc/kallsyms (~0.5 s here) for
+// function names that only the first drain needs (see the header).
+RawCpuhpReader::~RawCpuhpReader() {
+  if (instance)
+    tracefs_instance_free(instance);
+  if (tep)
+    tep_free(tep);
+}
+
+bool RawCpuhpReader::Open(const std::string& tracefs, const std::string& name, std::string* why) {
+  instance = tracefs_instance_alloc(tracefs.c_str(), name.c_str());
+  if (!instance) {
+    *why = tracefs + "/instances/" + name + ": libtracefs cannot open the instance";
+    return false;
   }
+  tep = tep_alloc();
+  if (!tep) {
+    *why = "libtraceevent: out of memory";
+    return false;
+  }
+  tep_set_long_size(tep, sizeof(long));
+  tep_set_page_size(tep, static_cast<int>(sysconf(_SC_PAGESIZE)));
+  const bool big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+  tep_set_file_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  tep_set_local_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  std::string text;
+  const std::string header = tracefs + "/events/header_page";
+  if (!ReadText(header, &text) ||
+      tep_parse_header_page(tep, text.data(), static_cast<unsigned long>(text.size()),
+                            sizeof(long)) != 0) {
+    *why = header + ": cannot read or parse the ring buffer's page header";
+    return false;
+  }
+  for (int k = 0; k < 3; ++k) {
+    const std::string path = tracefs + "/events/cpuhp/" + kEvents[k] + "/format";
+    // tep_parse_event, not tep_parse_format: the handle must know the event
+    // for tracefs_iterate_raw_events to find it by id.
+    tep_event* ev = nullptr;
+    if (!ReadText(path, &text) ||
+        tep_parse_event(tep, text.data(), text.size(), "cpuhp") != TEP_ERRNO__SUCCESS ||
+        !(ev = tep_find_event_by_name(tep, "cpuhp", kEvents[k]))) {
+      *why = path + ": cannot read or parse the event format";
+      return false;
+    }
+    Format& f = formats[k];
+    f.event = ev;
+    f.cpu = tep_find_field(ev, "cpu");
+    f.idx = tep_find_field(ev, "idx");
+    const bool exit = k == 2;
+    f.target = tep_find_field(ev, exit ? "state" : "target");
+    f.fun = exit ? nullptr : tep_find_field(ev, "fun");
+    f.ret = exit ? tep_find_field(ev, "ret") : nullptr;
+    if (!f.cpu || !f.idx || !f.target || (exit ? !f.ret : !f.fun)) {
+      *why = path +
+             ": the event lacks a field this reader needs (cpu, idx, target/state, "
+             "fun/ret)";
+      return false;
+    }
+  }
+  return true;
+}
+
+int RawCpuhpReader::Callback(tep_event* ev, tep_record* rec, int cpu, void* ctx) {
+  static_cast<RawCpuhpReader*>(ctx)->Add(ev, rec, cpu);
+  return 0;
+}
+
+void RawCpuhpReader::Add(tep_event* ev, tep_record* rec, int cpu) {
+  if (rec->missed_events)  // -1: an unknown number, at least one
+    missed += rec->missed_events > 0 ? static_cast<uint64_t>(rec->missed_events) : 1;
+  for (int k = 0; k < 3; ++k) {
+    const Format& f = formats[k];
+    if (f.event != ev && (!f.event || f.event->id != ev->id))
+      continue;
+    RawCpuhpEvent e;
+    e.kind = k == 0 ? TraceKind::kEnter : k == 1 ? TraceKind::kMultiEnter : TraceKind::kExit;
+    e.pid = tep_data_pid(tep, rec);
+    e.event_cpu = cpu;
+    e.ts_ns = rec->ts;
+    unsigned long long v = 0;
+    tep_read_number_field(f.cpu, rec->data, &v);
+    e.cpu = static_cast<int>(static_cast<unsigned int>(v));
+    tep_read_number_field(f.idx, rec->data, &v);
+    e.idx = static_cast<int>(v);
+    tep_read_number_field(f.target, rec->data, &v);
+    e.target = static_cast<int>(v);
+    if (f.ret) {
+      tep_read_number_field(f.ret, rec->data, &v);
+      e.ret = static_cast<int>(v);
+    } else {
+      tep_read_number_field(f.fun, rec->data, &v);
+      e.fun = v;
+    }
+    events.push_back(e);
+    return;
+  }
+}
+
+void RawCpuhpReader::Read() {
+  tracefs_iterate_raw_events(tep, instance, nullptr, 0, Callback, this);
+}
+
+bool TracefsSource::SetUpReader(std::string* why) {
+  std::string err;
+  // "mono" is CLOCK_MONOTONIC: the clock of OpRecord::start_ns.
+  if (!WriteFile(instance_ + "/trace_clock", "mono", &err)) {
+    *why = err;
+    return false;
+  }
+  raw_ = std::make_unique<RawCpuhpReader>();
+  const std::string name = instance_.substr(instance_.rfind('/') + 1);
+  if (!raw_->Open(tracefs_, name, why))
+    return false;
+  const ssize_t kb = tracefs_instance_get_buffer_size(raw_->instance, 0);
+  buffer_kb_ = kb > 0 ? static_cast<size_t>(kb) : 0;
+  if (buffer_kb_ < kMinBufferKb) {
+    if (tracefs_instance_set_buffer_size(raw_->instance, kMinBufferKb, -1) != 0) {
+      *why = instance_ + "/buffer_size_kb: cannot set " + std::to_string(kMinBufferKb) + ": " +
+             strerror(errno);
+      return false;
+    }
+    buffer_kb_ = kMinBufferKb;
+  }
+  for (const char* ev : kEvents) {
+    if (tracefs_event_enable(raw_->instance, "cpuhp", ev) != 0) {
+      *why = instance_ + "/events/cpuhp/" + ev + "/enable: cannot enable: " + strerror(errno);
+      return false;
+    }
+  }
+  if (!WriteFile(instance_ + "/tracing_on", "1", &err)) {
+    *why = err;
+    return false;
+  }
+  return true;
+}
+
+const std::string& TracefsSource::CommOf(int pid, int event_cpu) {
+  // The idle tasks are all pid 0, one per CPU: keyed -1 - cpu.
+  const int key = pid == 0 ? -1 - event_cpu : pid;
+  auto it = comms_.find(key);
+  if (it == comms_.end())
+    it = comms_
+             .emplace(key, pid == 0 ? "swapper/" + std::to_string(event_cpu)
+                                    : Comm(std::to_string(pid)))  // "" once the task is gone
+             .first;
+  return it->second;
+}
+
+std::unordered_map<uint64_t, std::string> CallbackNamesFromText(
+    std::string_view text, const std::vector<RawCpuhpEvent>& events) {
+  // Key: (event CPU, pid, hotplugged CPU, state, microsecond).
+  std::map<std::tuple<int, int, int, int, uint64_t>, std::string> by_key;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    TraceEvent ev;
+    if (line.empty() || line.front() == '#' || !ParseTraceLine(line, &ev) ||
+        ev.kind == TraceKind::kExit || ev.kind == TraceKind::kLost)
+      continue;
+    by_key[{ev.event_cpu, ev.pid, ev.cpu, ev.idx, ev.ts_ns / 1000}] = ev.fun;
+  }
+  std::unordered_map<uint64_t, std::string> names;
+  for (const RawCpuhpEvent& e : events) {
+    if (e.kind == TraceKind::kExit || names.count(e.fun))
+      continue;
+    // The text prints the timestamp rounded to the microsecond (ns2usecs);
+    // truncated is tried too.
+    auto it = by_key.find({e.event_cpu, e.pid, e.cpu, e.idx, (e.ts_ns + 500) / 1000});
+    if (it == by_key.end())
+      it = by_key.find({e.event_cpu, e.pid, e.cpu, e.idx, e.ts_ns / 1000});
+    if (it != by_key.end())
+      names.emplace(e.fun, it->second);
+  }
+  return names;
+}
+
+// The names of the callbacks among the events still in the buffer, from the
+// kernel's own text of the same events (the `trace` file does not consume).
+void TracefsSource::LearnNamesFromText(const std::string& text) {
+  for (auto& [addr, name] : CallbackNamesFromText(text, raw_->events))
+    fun_names_.emplace(addr, std::move(name));
+}
+
+// Addresses no text gave a name to: one pass over /proc/kallsyms, stopping
+// when all are found.
+void TracefsSource::ResolveFromKallsyms() {
+  std::unordered_set<uint64_t> want;
+  for (const RawCpuhpEvent& e : raw_->events)
+    if (e.kind != TraceKind::kExit && !fun_names_.count(e.fun))
+      want.insert(e.fun);
+  if (want.empty())
+    return;
+  ++kallsyms_lookups_;
+  std::ifstream f("/proc/kallsyms");
+  std::string line;
+  while (!want.empty() && std::getline(f, line)) {
+    uint64_t addr = 0;
+    auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), addr, 16);
+    if (ec != std::errc() || !want.count(addr))
+      continue;
+    // "ffffffff81362e20 t cpuhp_kick_ap_work [module]"
+    std::string_view rest(p, static_cast<size_t>(line.data() + line.size() - p));
+    size_t b = rest.find_first_not_of(' ', rest.find(' ', 1));
+    if (b == std::string_view::npos)
+      continue;
+    rest.remove_prefix(b);
+    std::string name(rest.substr(0, rest.find_first_of(" \t")));
+    fun_names_.emplace(addr, name);
+    want.erase(addr);
+  }
+  for (uint64_t a : want) {
+    char hex[24];
+    std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(a));
+    fun_names_.emplace(a, hex);  // kallsyms hidden (kptr_restrict) or an unloaded module
+  }
+}
+
+void TracefsSource::Drain() {
+  if (!raw_)
+    return;
+  ++drains_;
+  raw_->events.clear();
+  const bool learn = !names_learned_;
+  std::string text;
+  if (learn)  // before the raw read consumes the events
+    ReadText(instance_ + "/trace", &text);
+  raw_->Read();
+  if (learn) {
+    LearnNamesFromText(text);
+    // Learned once both directions' callbacks have been seen.
+    names_learned_ = saw_offline_ && saw_online_;
+  }
+  ResolveFromKallsyms();
+  joiner_->AddLost(raw_->missed);
+  raw_->missed = 0;
+  for (const RawCpuhpEvent& e : raw_->events) {
+    TraceEvent ev;
+    ev.kind = e.kind;
+    ev.pid = e.pid;
+    ev.event_cpu = e.event_cpu;
+    ev.ts_ns = e.ts_ns;
+    ev.cpu = e.cpu;
+    ev.idx = e.idx;
+    ev.target = e.target;
+    ev.ret = e.ret;
+    ev.comm = CommOf(e.pid, e.event_cpu);
+    if (e.kind != TraceKind::kExit) {
+      const std::string& n = fun_names_[e.fun];
+      ev.fun = n;
+      if (n.empty() || n[0] == '0')
+        ++unnamed_;
+    }
+    joiner_->FeedEvent(ev);
+  }
+  for (const OpRecord& rec : ops_)
+    joiner_->EndOperation(rec);
+  ops_.clear();
+  last_drain_ns_ = MonotonicClock()->NowNs();
 }
 
 void TracefsSource::OpEnd(const OpRecord& rec) {
   if (!joiner_)
     return;
-  Drain();
-  joiner_->EndOperation(rec);
+  ops_.push_back(rec);
+  (rec.dir == Direction::kOffline ? saw_offline_ : saw_online_) = true;
+  const uint64_t end_ns = rec.start_ns + rec.duration_ns;
+  if ((!names_learned_ && saw_offline_ && saw_online_) ||
+      end_ns - std::min(end_ns, last_drain_ns_) >= kDrainIntervalNs)
+    Drain();
 }
 
 void TracefsSource::ReadLostStats() {
@@ -348,10 +616,7 @@ void TracefsSource::Stop() {
 }
 
 void TracefsSource::RemoveInstance() {
-  if (fd_ >= 0) {
-    close(fd_);
-    fd_ = -1;
-  }
+  raw_.reset();
   if (!instance_created_ || instance_removed_)
     return;
   // Retry: the kernel refuses while a reader of the instance is still
@@ -383,9 +648,13 @@ nlohmann::json TracefsSource::ReportJson() const {
   if (!instance_removed_)
     j["instance_error"] = remove_error_;
   j["stale_instances_removed"] = stale_removed_;
-  j["reader"] = "trace_pipe";
+  j["reader"] = "trace_pipe_raw";
   j["trace_clock"] = "mono";
-  j["timestamp_resolution_ns"] = 1000;
+  j["timestamp_resolution_ns"] = 1;
+  j["buffer_kb_per_cpu"] = buffer_kb_;
+  j["drains"] = drains_;
+  j["kallsyms_lookups"] = kallsyms_lookups_;
+  j["unnamed_callbacks"] = unnamed_;
   j["events"] = joiner_ ? joiner_->EventsJson() : nlohmann::json::object();
   j["lost_events"] = std::move(lost);
   return j;

@@ -3,31 +3,32 @@
 // cpuhp_multi_enter / cpuhp_exit events, read from a tracefs instance of our
 // own, turned into per-state and per-phase timings of each operation.
 //
-// Reader choice: the instance's text trace_pipe, drained (non-blocking)
-// right after each write returns. Measured with bench/tracefs_reader.sh on
-// the 2-CPU dev VM (6.18, ~88 events per write of cpu1, 200 writes x 3
-// interleaved rounds, twice, machine shared with 4 builds), writes/s as a
-// ratio to the same loop without tracing:
-//   C loop + a text trace_pipe reader            1.07, 1.15
-//   C loop + per-CPU trace_pipe_raw readers      0.98, 1.05
-//   cpuhp-stress, this source on vs off          0.99, 0.94
-// Neither reader costs anything measurable (the spread is the shared
-// machine's noise): a hotplug write takes milliseconds and emits ~100
-// events, so reading them is not where time goes. Text wins on what matters
-// here: the kernel merges the per-CPU buffers in timestamp order (so enters
-// and exits of a task that migrates stay in order), includes the task name
-// (which tells the control side from cpuhp/N without a pid->comm lookup
-// racing thread exit), prints LOST markers, and its format is the same from
-// 4.x to 7.x, while the raw pages' layout depends on the ring-buffer ABI and
-// each event's format file. Its cost: timestamps have microsecond
-// resolution (tracefs prints sec.usec), so sub-microsecond callbacks read as
-// 0 or 1 us; the states that matter take 10 us..10 ms.
+// Reader: the instance's per-CPU trace_pipe_raw, in binary, decoded with
+// the event formats the kernel publishes (libtracefs + libtraceevent, the
+// libraries under trace-cmd and rtla), and only between operations: nothing
+// blocks on the pipe, so the kernel wakes no reader while a CPU goes down or
+// up. Issue 17 measured the old reader (the text trace_pipe drained after
+// every write) at 0.66-0.72x the bare write loop on a 2-CPU host: the kernel
+// formatted ~90 lines per write (a %ps symbol lookup each) on the CPU that
+// stop_machine and the hotplug kworkers need. Each operation's record is
+// kept (OpEnd) and the events are joined to it after a drain, by timestamp
+// and CPU, exactly as before. Drains: after the first offline and online
+// (to learn the callbacks' names, below), then at most once per
+// kDrainIntervalNs, and at the end; the buffer (at least kMinBufferKb per
+// CPU) holds several intervals of events, and whatever the ring still loses
+// is counted (per_cpu/cpuN/stats and the pages' missed-events flags) and
+// fails the report's tracepoints_no_lost_events check.
 //
-// The dying CPU: the merged trace_pipe reads every CPU's buffer, online or
-// not (ring buffers live for every possible CPU), and the write does not
-// return before cpuhp/N's last callback has exited, so draining after the
-// write collects the dying CPU's events too. Overruns are counted from the
-// instance's per_cpu/cpuN/stats ("overrun", "dropped events") and LOST lines.
+// Callback names: the raw events carry the callback's address. The first
+// drain reads the instance's text `trace` file (not consuming, so the same
+// events are still there for the raw read) and takes each address's name
+// from the kernel's own %ps of the same event; an address first seen later
+// is looked up in /proc/kallsyms (a full read costs 50-250 ms here, so it is
+// the fallback, not the way).
+//
+// The dying CPU: ring buffers exist for every possible CPU, online or not,
+// and the write does not return before cpuhp/N's last callback has exited,
+// so a drain after a write sees the dying CPU's events too.
 //
 // Instance name: instances/cpuhp-stress-<pid>. trace_pipe is consuming, so
 // two runs (different --state-dir, or a run beside a test) sharing one
@@ -40,6 +41,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,20 +51,79 @@
 #include "sources/timing_source.h"
 #include "sources/trace_parser.h"
 
+struct tep_event;
+struct tep_format_field;
+struct tep_handle;
+struct tep_record;
+struct tracefs_instance;
+
 namespace cpuhp {
+
+// One cpuhp event of a raw ring-buffer page; the callback as its address.
+struct RawCpuhpEvent {
+  TraceKind kind = TraceKind::kEnter;
+  int pid = -1;
+  int event_cpu = -1;  // whose buffer held it
+  uint64_t ts_ns = 0;  // trace clock, nanoseconds
+  int cpu = -1, idx = -1, target = -1, ret = 0;
+  uint64_t fun = 0;  // enters only
+};
+
+// The per-CPU trace_pipe_raw files of one instance, decoded with the formats
+// under <tracefs>/events (header_page and the three cpuhp events' format
+// files) into a libtraceevent handle of our own: libtracefs's
+// tracefs_local_events() would also parse /proc/kallsyms (~0.5 s here).
+class RawCpuhpReader {
+ public:
+  RawCpuhpReader() = default;
+  ~RawCpuhpReader();
+  RawCpuhpReader(const RawCpuhpReader&) = delete;
+  RawCpuhpReader& operator=(const RawCpuhpReader&) = delete;
+
+  bool Open(const std::string& tracefs, const std::string& instance_name, std::string* why);
+  // Consumes every event the buffers hold now, merged in timestamp order,
+  // appended to `events`; events the ring reported missing go to `missed`.
+  void Read();
+
+  tracefs_instance* instance = nullptr;
+  std::vector<RawCpuhpEvent> events;
+  uint64_t missed = 0;
+
+ private:
+  struct Format {
+    tep_event* event = nullptr;
+    tep_format_field* cpu = nullptr;
+    tep_format_field* target = nullptr;  // "target" (enters) or "state" (exit)
+    tep_format_field* idx = nullptr;
+    tep_format_field* fun = nullptr;  // enters only
+    tep_format_field* ret = nullptr;  // exit only
+  };
+  static int Callback(tep_event* ev, tep_record* rec, int cpu, void* ctx);
+  void Add(tep_event* ev, tep_record* rec, int cpu);
+
+  tep_handle* tep = nullptr;
+  Format formats[3];  // cpuhp_enter, cpuhp_multi_enter, cpuhp_exit
+};
 
 // Text in, steps joined to operations out (no file system): the part of the
 // source that unit tests drive with recorded trace fixtures.
 class TraceJoiner {
  public:
-  explicit TraceJoiner(HotplugStates states) : stats_(std::move(states)) {}
+  // timestamp_resolution_ns: 1000 for text (sec.usec), 1 for raw events.
+  explicit TraceJoiner(HotplugStates states, uint64_t timestamp_resolution_ns = 1000)
+      : stats_(std::move(states)), resolution_ns_(timestamp_resolution_ns) {}
 
   // Any chunk of trace_pipe text; a line cut between two chunks is kept until
   // its end arrives.
   void FeedText(std::string_view text);
-  // The operation's write has returned: its steps are the finished ones of
-  // rec.cpu that began inside [start, start + duration] (start rounded down
-  // to the microsecond: text timestamps are truncated).
+  // One decoded event, in timestamp order.
+  void FeedEvent(const TraceEvent& ev);
+  // Events the ring buffer reported missing before the next event.
+  void AddLost(uint64_t n) { lost_markers_ += n; }
+  // The operation's write has returned and every event up to its end has
+  // been fed: its steps are the finished ones of rec.cpu that began inside
+  // [start, start + duration] (start rounded down to the timestamp
+  // resolution: text timestamps are truncated).
   void EndOperation(const OpRecord& rec);
   // Whatever is still buffered belongs to no operation.
   void Finish();
@@ -77,6 +138,7 @@ class TraceJoiner {
   void Line(std::string_view line);
 
   KernelStateStats stats_;
+  uint64_t resolution_ns_;
   StepMatcher matcher_;
   std::vector<TraceStep> pending_;
   std::string partial_;
@@ -86,6 +148,12 @@ class TraceJoiner {
   uint64_t outside_ops_ = 0;
   std::vector<std::string> malformed_examples_;
 };
+
+// Callback address -> name, from the text (`trace` file) of the same events:
+// each raw enter takes the name of the text enter with its event CPU, pid,
+// hotplugged CPU, state and microsecond.
+std::unordered_map<uint64_t, std::string> CallbackNamesFromText(
+    std::string_view text, const std::vector<RawCpuhpEvent>& events);
 
 class TracefsSource : public TimingSource {
  public:
@@ -103,8 +171,15 @@ class TracefsSource : public TimingSource {
 
   const std::string& instance_path() const { return instance_; }
 
+  static constexpr uint64_t kDrainIntervalNs = 1000000000;
+  static constexpr size_t kMinBufferKb = 1024;
+
  private:
+  bool SetUpReader(std::string* why);
   void Drain();
+  void LearnNamesFromText(const std::string& text);
+  void ResolveFromKallsyms();
+  const std::string& CommOf(int pid, int event_cpu);
   void ReadLostStats();
   void RemoveInstance();
 
@@ -115,8 +190,18 @@ class TracefsSource : public TimingSource {
   bool instance_created_ = false;
   bool instance_removed_ = false;
   std::string remove_error_;
-  int fd_ = -1;
+  std::unique_ptr<RawCpuhpReader> raw_;
   std::unique_ptr<TraceJoiner> joiner_;
+  std::vector<OpRecord> ops_;  // ended, not yet joined (joined at each drain)
+  std::unordered_map<uint64_t, std::string> fun_names_;  // callback address -> symbol
+  std::unordered_map<int, std::string> comms_;           // pid -> task name
+  bool names_learned_ = false;
+  bool saw_offline_ = false, saw_online_ = false;
+  uint64_t last_drain_ns_ = 0;
+  uint64_t drains_ = 0;
+  uint64_t kallsyms_lookups_ = 0;
+  uint64_t unnamed_ = 0;  // enters whose callback address has no symbol
+  size_t buffer_kb_ = 0;
   nlohmann::json lost_ = nlohmann::json::object();
   std::vector<std::string> stale_removed_;
 };

@@ -8,9 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include <gtest/gtest.h>
 
@@ -383,6 +385,138 @@ TEST(FindTracefs, PrefersTheStandardMountPoint) {
 TEST(TracepointsSummary, SaysWhyWhenUnavailable) {
   EXPECT_EQ(TracepointsSummary({{"status", "unavailable"}, {"reason", "no tracefs"}}),
             "kernel states (tracepoints): unavailable: no tracefs\n");
+}
+
+// ---- raw pages (the production reader) ----
+
+// Captured on this 6.18 host: offline+online of cpu1 with the three events
+// in an instance, then its `trace` text (which does not consume) and each
+// CPU's trace_pipe_raw (tests/fixtures/trace/README.md).
+const std::string kRawRoot =
+    std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/trace/x86_64-6.18-raw";
+
+std::vector<TraceEvent> TextEvents(const std::string& text) {
+  std::vector<TraceEvent> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    TraceEvent ev;
+    if (!line.empty() && line[0] != '#' && ParseTraceLine(line, &ev))
+      out.push_back(ev);
+  }
+  return out;
+}
+
+TEST(RawCpuhpReader, DecodesTheSameEventsTheKernelPrintsAsText) {
+  RawCpuhpReader r;
+  std::string why;
+  ASSERT_TRUE(r.Open(kRawRoot, "cap", &why)) << why;
+  r.Read();
+  const std::string text = Fixture("x86_64-6.18-raw/trace.txt");
+  const std::vector<TraceEvent> want = TextEvents(text);
+  ASSERT_EQ(want.size(), 186u);
+  ASSERT_EQ(r.events.size(), want.size());
+  EXPECT_EQ(r.missed, 0u);
+  const std::unordered_map<uint64_t, std::string> names = CallbackNamesFromText(text, r.events);
+  for (size_t i = 0; i < want.size(); ++i) {
+    const RawCpuhpEvent& e = r.events[i];
+    const TraceEvent& t = want[i];
+    SCOPED_TRACE("event " + std::to_string(i));
+    EXPECT_EQ(e.kind, t.kind);
+    EXPECT_EQ(e.pid, t.pid);
+    EXPECT_EQ(e.event_cpu, t.event_cpu);
+    EXPECT_EQ((e.ts_ns + 500) / 1000, t.ts_ns / 1000);  // text: rounded microseconds
+    EXPECT_EQ(e.cpu, t.cpu);
+    EXPECT_EQ(e.idx, t.idx);
+    EXPECT_EQ(e.target, t.target);
+    if (t.kind == TraceKind::kExit) {
+      EXPECT_EQ(e.ret, t.ret);
+    } else {
+      ASSERT_TRUE(names.count(e.fun)) << t.fun;
+      EXPECT_EQ(names.at(e.fun), t.fun);
+    }
+  }
+  // The raw timestamps are nanoseconds: not all multiples of 1000.
+  EXPECT_TRUE(std::any_of(r.events.begin(), r.events.end(),
+                          [](const RawCpuhpEvent& e) { return e.ts_ns % 1000 != 0; }));
+}
+
+TEST(RawCpuhpReader, SameStepsAndStatesAsTheTextPath) {
+  // Both paths through the joiner over one operation spanning the capture:
+  // the same steps and the same per-state rows (within the microsecond the
+  // text truncates).
+  RawCpuhpReader r;
+  std::string why;
+  ASSERT_TRUE(r.Open(kRawRoot, "cap", &why)) << why;
+  r.Read();
+  const std::string text = Fixture("x86_64-6.18-raw/trace.txt");
+  const auto names = CallbackNamesFromText(text, r.events);
+  HotplugStates states = States("x86_64-6.18.states");
+  TraceJoiner from_text(states), from_raw(states, 1);
+  from_text.FeedText(text);
+  for (const RawCpuhpEvent& e : r.events) {
+    TraceEvent ev;
+    ev.kind = e.kind;
+    ev.pid = e.pid;
+    ev.event_cpu = e.event_cpu;
+    ev.ts_ns = e.ts_ns;
+    ev.cpu = e.cpu;
+    ev.idx = e.idx;
+    ev.target = e.target;
+    ev.ret = e.ret;
+    ev.comm = e.pid == 0 ? "swapper/" + std::to_string(e.event_cpu) : "";
+    for (const TraceEvent& t : TextEvents(text))
+      if (t.pid == e.pid)
+        ev.comm = t.comm;
+    if (e.kind != TraceKind::kExit)
+      ev.fun = names.at(e.fun);
+    from_raw.FeedEvent(ev);
+  }
+  OpRecord op;
+  op.cpu = 1;
+  op.dir = Direction::kOffline;
+  op.start_ns = r.events.front().ts_ns - r.events.front().ts_ns % 1000 - 1000;
+  op.duration_ns = r.events.back().ts_ns + 1000 - op.start_ns;
+  op.online_before = 2;
+  from_text.EndOperation(op);
+  from_raw.EndOperation(op);
+  const json a = from_text.stats().ToJson(), b = from_raw.stats().ToJson();
+  ASSERT_EQ(a["kernel_states"].size(), b["kernel_states"].size());
+  EXPECT_GT(a["kernel_states"].size(), 30u);
+  // One row per (function, where, state number): a callback can serve two
+  // states (its startup and its teardown).
+  auto find = [](const json& j, const json& row) -> const json* {
+    for (const json& r : j["kernel_states"])
+      if (r["function"] == row["function"] && r["where"] == row["where"] &&
+          r["number"] == row["number"] && r["direction"] == row["direction"])
+        return &r;
+    return nullptr;
+  };
+  for (const json& s : a["kernel_states"]) {
+    const json* o = find(b, s);
+    ASSERT_NE(o, nullptr) << s.dump();
+    EXPECT_EQ((*o)["count"], s["count"]);
+    EXPECT_EQ((*o)["state"], s["state"]);
+    EXPECT_EQ((*o)["kind"], s["kind"]);
+    // Text timestamps are rounded to the microsecond at both ends.
+    EXPECT_NEAR((*o)["max_ns"].get<double>(), s["max_ns"].get<double>(), 1000.0);
+    EXPECT_NEAR((*o)["self_ns"].get<double>(), s["self_ns"].get<double>(),
+                2000.0 * s["count"].get<double>());
+  }
+  EXPECT_EQ(from_text.events(), from_raw.events());
+}
+
+TEST(RawCpuhpReader, MissingFormatIsUnavailableNamingTheFile) {
+  const fs::path root = fs::path(::testing::TempDir()) / "raw-noformat";
+  fs::remove_all(root);
+  fs::create_directories(root / "events");
+  fs::create_directories(root / "instances/cap");
+  fs::copy_file(kRawRoot + "/events/header_page", root / "events/header_page");
+  RawCpuhpReader r;
+  std::string why;
+  EXPECT_FALSE(r.Open(root.string(), "cap", &why));
+  EXPECT_NE(why.find("events/cpuhp/cpuhp_enter/format"), std::string::npos) << why;
+  fs::remove_all(root);
 }
 
 }  // namespace
