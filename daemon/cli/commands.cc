@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cinttypes>
 #include <ctime>
 
 #include <spdlog/spdlog.h>
@@ -50,11 +51,6 @@ uint64_t MaxRssKib() {
   return static_cast<uint64_t>(ru.ru_maxrss);
 }
 
-std::string DirOf(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-}
-
 // The CPUs the config selects, all of them present and hotpluggable.
 bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::vector<int>* out,
                 std::string* err) {
@@ -89,19 +85,6 @@ bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::v
       return false;
     }
   }
-  return true;
-}
-
-// A run cannot write its report: find out before any CPU is touched.
-bool CheckWritableDir(const std::string& file, std::string* err) {
-  std::string probe = DirOf(file) + "/.cpuhp-stress-probe." + std::to_string(getpid());
-  FILE* f = fopen(probe.c_str(), "we");
-  if (!f) {
-    *err = file + ": cannot write here: " + strerror(errno);
-    return false;
-  }
-  fclose(f);
-  unlink(probe.c_str());
   return true;
 }
 
@@ -215,8 +198,21 @@ int PrepareMachine(const Config& cfg_in, std::FILE* out, RunPlan* p) {
                     : NewSchedule(params, p->state, &err);
   if (!p->schedule)
     return fail(kExitBadInput, err);
-  if (!CheckWritableDir(cfg.report, &err))
+  // Every output path before the first operation: a report that cannot be
+  // written is bad input, not a lost run.
+  if (!CheckOutputPath(cfg.report, &err) ||
+      (!cfg.oplog.empty() && !CheckOutputPath(cfg.oplog, &err)))
     return fail(kExitBadInput, err);
+  // A report already there is another run's. The default name is refused
+  // unless --force (a bare `run` twice must not lose the first); a path the
+  // user named is replaced, and the run says so. A resumed run writes its own.
+  if (!cfg.force && !p->soak->resuming() && access(cfg.report.c_str(), F_OK) == 0) {
+    if (cfg.report == Config{}.report)
+      return fail(kExitBadInput, cfg.report +
+                                     ": a report is already there; --force to overwrite it, or "
+                                     "--report another path");
+    spdlog::warn("{}: replacing the report already there at the end of this run", cfg.report);
+  }
   return 0;
 }
 
@@ -380,6 +376,8 @@ ReportInputs CommonReportInputs(const RunPlan& p, const Runner& runner) {
   in.started_at = p.started_at;
   in.ended_at = FormatUtc(RealtimeNs());
   in.elapsed_ns = runner.elapsed_ns();
+  if (p.sim)
+    in.simulated_elapsed_ns = static_cast<SimClock*>(p.ctl->clock())->elapsed_ns();
   in.stats = p.stats.get();
   in.first_errors = runner.first_errors();
   in.first_errors_dropped = runner.first_errors_dropped();
@@ -395,7 +393,7 @@ RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
   const bool tty = isatty(STDERR_FILENO);
   ProgressLine progress(
       cfg.progress == ProgressMode::kAlways || (cfg.progress == ProgressMode::kAuto && tty),
-      cfg.iterations, cfg.duration_ns);
+      IterationLimit(cfg), cfg.duration_ns);
   auto interim_report = [&] {
     ReportInputs in = CommonReportInputs(*p, *runner);
     in.timing_sources = s->reports;
@@ -410,7 +408,8 @@ RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
   RunResult res;
   try {
     res.outcome = runner->Run(stop, [&] {
-      progress.Update(*p->stats);
+      const std::optional<ScheduleProgress> sp = p->schedule->Progress();
+      progress.Update(*p->stats, sp ? &*sp : nullptr);
       p->soak->Tick(runner, *p->stats, p->schedule.get(), &p->oplog, interim_report);
     });
   } catch (const std::exception& e) {
@@ -487,10 +486,13 @@ int WriteReport(RunPlan* p, RunSources* s, const Runner& runner, const RunResult
   } else {
     // The run still fails: the asked-for file is missing.
     spdlog::error("{}", err);
-    std::string fallback =
-        ResolveStateDir(cfg) + "/report-unsaved-" + std::to_string(getpid()) + ".json";
-    if (WriteFileAtomic(fallback, text, &err))
-      spdlog::warn("report saved instead to {}", fallback);
+    // The sim backend has a state directory only when given one.
+    if (!p->sim || p->state_dir) {
+      std::string fallback =
+          ResolveStateDir(cfg) + "/report-unsaved-" + std::to_string(getpid()) + ".json";
+      if (WriteFileAtomic(fallback, text, &err))
+        spdlog::warn("report saved instead to {}", fallback);
+    }
   }
   const bool faults_failed = p->faults && (p->faults->failed_rollbacks() || !back.fail_cleared);
   const bool failed = faults_failed || p->stats->failed_ops() || p->stats->readback_mismatches() ||
@@ -518,12 +520,69 @@ int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* 
   const Config& c = plan.cfg;
   Runner runner(plan.ctl.get(), plan.schedule.get(), plan.state, plan.stats.get(), src.running,
                 plan.oplog.is_open() ? &plan.oplog : nullptr,
-                RunLimits{c.iterations, c.duration_ns, c.stop_on_error, c.interval_ns,
+                RunLimits{IterationLimit(c), c.duration_ns, c.stop_on_error, c.interval_ns,
                           static_cast<uint32_t>(c.lost_cpu_after)});
   RunResult run = RunOperations(&plan, &src, &runner, stop);
   StopSources(&src);
   const MachineGuard::Result& back = guard.PutBack();
   return WriteReport(&plan, &src, runner, run, back, out);
+}
+
+int DryRunCommand(const Config& cfg_in, uint64_t max_ops, std::FILE* out) {
+  Config cfg = cfg_in;
+  const uint64_t seed = cfg.seed ? *cfg.seed : RandomSeed();
+  const bool sim = cfg.backend == "sim";
+  std::string err;
+  auto fail = [&](const std::string& msg) {
+    spdlog::error("{}", msg);
+    return kExitBadInput;
+  };
+  if (cfg.pattern == Pattern::kFaultSweep)
+    return fail(
+        "--dry-run: fault_sweep learns its operations from the kernel's hotplug/fail at "
+        "start; run it against --backend sim to see them");
+  std::unique_ptr<CpuControl> ctl;
+  if (sim)
+    ctl = std::make_unique<SimCpuControl>(cfg.sim, seed);
+  else
+    ctl = NewSysfsCpuControl(cfg.sysfs_root);
+  Topology topo;
+  std::vector<int> selected;
+  if (!DiscoverTopology(ctl.get(), &topo, &err) ||
+      !SelectCpus(cfg, topo, ctl.get(), &selected, &err))
+    return fail(err);
+  OnlineState state = StateFrom(topo);
+  ScheduleParams params{cfg.pattern, selected, cfg.min_online, seed, cfg.sweep};
+  std::unique_ptr<Schedule> schedule = NewSchedule(params, state, &err);
+  if (!schedule)
+    return fail(err);
+  const uint64_t limit = IterationLimit(cfg);
+  std::fprintf(out,
+               "dry run (nothing is written): pattern %s on CPUs %s of %s, %d online, seed %" PRIu64
+               ", iterations %s, duration %s\n",
+               PatternName(cfg.pattern), FormatCpuList(selected).c_str(), ctl->Describe().c_str(),
+               state.count, seed, limit ? std::to_string(limit).c_str() : "no limit",
+               cfg.duration_ns ? FormatDuration(cfg.duration_ns).c_str() : "no limit");
+  if (nlohmann::json d = schedule->Describe(); !d.empty())
+    std::fprintf(out, "schedule: %s\n", d.dump().c_str());
+  std::fprintf(out, "%8s  %-7s  %5s  %13s\n", "op", "dir", "cpu", "online before");
+  uint64_t i = 0;
+  for (; i < max_ops && (!limit || i < limit); ++i) {
+    std::optional<Operation> op = schedule->Next(state);
+    if (!op)
+      break;
+    std::fprintf(out, "%8" PRIu64 "  %-7s  %5d  %13d%s\n", i,
+                 std::string(DirectionName(op->dir)).c_str(), op->cpu, state.count,
+                 op->setup ? "  set-up" : "");
+    state.Set(op->cpu, op->dir == Direction::kOnline);  // as if every write succeeds
+  }
+  if (i == max_ops)
+    std::fprintf(out, "... (--dry-run N shows more)\n");
+  else if (!schedule->error().empty())
+    std::fprintf(out, "schedule stops: %s\n", schedule->error().c_str());
+  else
+    std::fprintf(out, "end of the run after %" PRIu64 " operations\n", i);
+  return kExitOk;
 }
 
 int RestoreCommand(const std::string& state_dir_path, std::FILE* out) {

@@ -23,6 +23,9 @@ namespace cpuhp {
 // run goes on without it.
 int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* out,
                const std::vector<TimingSource*>& sources = {});
+// The first `max_ops` operations the run would do from the machine's
+// current state (every write assumed to succeed); writes nothing.
+int DryRunCommand(const Config& cfg, uint64_t max_ops, std::FILE* out);
 int RestoreCommand(const std::string& state_dir, std::FILE* out);
 int ListCommand(const std::string& sysfs_root, std::FILE* out);
 

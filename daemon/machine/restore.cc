@@ -33,9 +33,29 @@ StateDir::~StateDir() {
     close(lock_fd_);
 }
 
+namespace {
+
+// mkdir -p: a minimal board root file system may have no /var/lib. Only
+// what is created gets `mode`; existing parents are left as they are.
+bool MakeDirs(const std::string& dir, mode_t mode, std::string* why) {
+  for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+    const std::string part = dir.substr(0, slash);
+    if (!part.empty() && mkdir(part.c_str(), mode) != 0 && errno != EEXIST) {
+      *why = part + ": " + strerror(errno);
+      return false;
+    }
+    if (slash == std::string::npos)
+      return true;
+  }
+}
+
+}  // namespace
+
 bool StateDir::Lock(std::string* err) {
-  if (mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) {
-    *err = dir_ + ": cannot create state directory: " + strerror(errno);
+  // 0700: the state file tells which CPUs to take offline at the next start.
+  std::string why;
+  if (!MakeDirs(dir_, 0700, &why)) {
+    *err = dir_ + ": cannot create state directory: " + why;
     return false;
   }
   std::string path = dir_ + "/lock";

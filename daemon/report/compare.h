@@ -81,8 +81,17 @@ struct CompareCheck {
 };
 
 struct Comparison {
+  // What a reader needs to know of each report: kernel, operations, and
+  // whether its latencies were modeled.
+  struct Side {
+    std::string kernel_release;
+    uint64_t ops = 0;
+    bool simulated = false;
+  };
   std::string base_path;
   std::string cand_path;
+  Side base;
+  Side cand;
   CompareOptions options;
   std::vector<CompareRow> rows;
   std::vector<CompareCheck> checks;
@@ -110,11 +119,21 @@ std::string CompareText(const Comparison& c);
 std::string CompareMarkdown(const Comparison& c);
 nlohmann::json CompareJson(const Comparison& c);
 
-// "5%", "5", "0.5%" -> 0.05, 0.05, 0.005; "p99=20%" is an override.
+// "5%", "5", "0.5%" -> 0.05, 0.05, 0.005; "p99=20%" is an override, keyed
+// by a metric name (Metric::name, "offline.p50@online=8", or p50, p99,
+// offline, online, offline.p99); an unknown name is refused.
+
 bool ParseThreshold(const std::string& text, CompareOptions* opts, std::string* err);
 
 // Exit codes: 0 nothing regressed, 1 something did, 2 bad input.
+// Every --threshold override named a metric of this comparison; otherwise
+// *err names the first that did not (a typo would silently do nothing).
+bool CheckThresholdsUsed(const Comparison& c, std::string* err);
+
+// `output` ("" or "-": `out`) is written atomically, checked before the
+// reports are read.
 int CompareCommand(const std::string& base_path, const std::string& cand_path,
-                   const CompareOptions& opts, const std::string& format, std::FILE* out);
+                   const CompareOptions& opts, const std::string& format, std::FILE* out,
+                   const std::string& output = "");
 
 }  // namespace cpuhp

@@ -274,7 +274,9 @@ TEST(CompareTest, MarkdownIsShapedLikeSeed001) {
   c.offline_scale = 0.5;
   Comparison r = Cmp(b, c);
   std::string md = CompareMarkdown(r);
-  EXPECT_NE(md.find("| online CPUs | baseline | candidate | ratio |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| online CPUs | ops | baseline | candidate | ratio [95 % CI] | verdict |"),
+            std::string::npos)
+      << md;
   // One row per level: "| 2 | 2.300 | 1.150 | 0.500 |" give or take jitter.
   EXPECT_NE(md.find("\n| 2 | "), std::string::npos);
   EXPECT_NE(md.find("\n| all | "), std::string::npos);
@@ -294,6 +296,54 @@ TEST(CompareTest, ParseThreshold) {
   EXPECT_NE(err.find("--threshold 'five'"), std::string::npos);
   EXPECT_FALSE(ParseThreshold("=5%", &o, &err));
   EXPECT_FALSE(ParseThreshold("-1%", &o, &err));
+  // The documented spelling, split at the last '=', is the JSON's name.
+  EXPECT_TRUE(ParseThreshold("offline.p50@online=2=50%", &o, &err)) << err;
+  EXPECT_DOUBLE_EQ(o.overrides.at("offline.p50@online=2"), 0.50);
+  EXPECT_TRUE(ParseThreshold("per_cpu.cpu3.online.p99=9%", &o, &err)) << err;
+  for (const char* bad :
+       {"bogus=5%", "offline.p77=5%", "p50@online=2=5%", "per_cpu.x.p50=1%", "directions.p50=1%"}) {
+    EXPECT_FALSE(ParseThreshold(bad, &o, &err)) << bad;
+    EXPECT_NE(err.find("unknown metric"), std::string::npos) << err;
+  }
+}
+
+TEST(CompareTest, MetricNamesAreTheThresholdSpelling) {
+  SyntheticSpec b, c;
+  Comparison r = Cmp(b, c);
+  bool level = false;
+  for (const CompareRow& row : r.rows)
+    level |= row.p50.name == "offline.p50@online=2";
+  EXPECT_TRUE(level) << CompareJson(r).dump();
+  std::string err;
+  CompareOptions o;
+  ASSERT_TRUE(ParseThreshold("offline.p50@online=99=5%", &o, &err));
+  r.options = o;
+  EXPECT_FALSE(CheckThresholdsUsed(r, &err));
+  EXPECT_NE(err.find("offline.p50@online=99"), std::string::npos) << err;
+  o.overrides = {{"offline.p50@online=2", 0.5}, {"p99", 0.1}, {"online", 0.1}};
+  r.options = o;
+  EXPECT_TRUE(CheckThresholdsUsed(r, &err)) << err;
+}
+
+// Seed 001's layout for a mail: 80 columns, kernels and op counts on top,
+// a footnote for every cell without an interval.
+TEST(CompareTest, TextFitsEightyColumnsWithKernelsAndFootnotes) {
+  SyntheticSpec b, c;
+  b.ops_per_level = c.ops_per_level = 100;  // a p50 interval, none for p99
+  Comparison r = Cmp(b, c);
+  r.base.kernel_release = "6.1.0-28-amd64";
+  r.cand.kernel_release = "6.12.9-custom";
+  std::string text = CompareText(r);
+  size_t from = 0;
+  for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1)
+    EXPECT_LE(nl - from, 80u) << text.substr(from, nl - from);
+  EXPECT_NE(text.find("baseline  6.1.0-28-amd64, "), std::string::npos) << text;
+  EXPECT_NE(text.find("candidate 6.12.9-custom, "), std::string::npos) << text;
+  EXPECT_NE(text.find("online CPUs     baseline candidate  ratio [95% CI]"), std::string::npos)
+      << text;
+  // The p99 cells say why they have no interval.
+  EXPECT_NE(text.find("[1] no interval: p99 needs 1000 operations per side"), std::string::npos)
+      << text;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cmath>
 
+#include "config/config.h"
 #include "report/html_report.h"
 #include "report/report.h"
 #include "util/exit_codes.h"
@@ -38,34 +39,48 @@ std::string NumText(double v) {
 
 }  // namespace
 
+// The ceiling is a duration in the one syntax of every option ("20ms",
+// "500us", "1s"): a bare number is refused, as --interval refuses it.
 bool ParseLimit(const std::string& text, ReportOptions* opts, std::string* err) {
   size_t eq = text.find('=');
   std::string key = eq == std::string::npos ? "" : text.substr(0, eq);
   std::string value = eq == std::string::npos ? "" : text.substr(eq + 1);
-  double scale = 1;
-  if (value.size() > 2 && value.compare(value.size() - 2, 2, "ms") == 0) {
-    value.resize(value.size() - 2);
-  } else if (value.size() > 2 && value.compare(value.size() - 2, 2, "us") == 0) {
-    value.resize(value.size() - 2);
-    scale = 1e-3;
-  }
-  char* end = nullptr;
-  double v = value.empty() ? NAN : std::strtod(value.c_str(), &end);
   bool key_ok = false;
   for (const char* d : kDirs)
     for (const char* s : {"p50", "p90", "p99", "p99_9", "max", "mean"})
       key_ok |= key == std::string(d) + "." + s;
-  if (!key_ok || value.empty() || *end != '\0' || !std::isfinite(v) || v < 0) {
+  if (!key_ok) {
     *err = "--limit '" + text +
-           "': expected DIRECTION.STAT=VALUE[ms|us] (offline|online . p50|p90|p99|p99_9|max|mean)";
+           "': expected DIRECTION.STAT=DURATION (offline|online . p50|p90|p99|p99_9|max|mean, "
+           "e.g. offline.p99=20ms)";
     return false;
   }
-  opts->limits_ms[key] = v * scale;
+  uint64_t ns = 0;
+  std::string why;
+  if (!ParseDuration(value, &ns, &why)) {
+    *err = "--limit '" + text + "': " + why;
+    return false;
+  }
+  opts->limits_ms[key] = static_cast<double>(ns) / 1e6;
   return true;
 }
 
 std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& opts) {
   std::vector<ReportCheck> checks;
+  // First in every format: nobody should mistake a model for a machine.
+  if (Str(Get(report, "run"), "clock") == "simulated") {
+    ReportCheck sim;
+    sim.name = "SIMULATED";
+    sim.is_verdict = false;
+    sim.has_measurement = true;
+    sim.value = static_cast<double>(U64(Get(report, "run"), "simulated_elapsed_ns")) / 1e9;
+    sim.unit = "s";
+    sim.message =
+        Fmt("SIMULATED run (sim backend): modeled latencies, %.3f s of simulated time; "
+            "no real CPU was measured",
+            sim.value);
+    checks.push_back(sim);
+  }
   const json& totals = Get(report, "totals");
   uint64_t failed = U64(totals, "failed");
   uint64_t mismatches = U64(totals, "readback_mismatches");
@@ -225,6 +240,11 @@ std::string FormatText(const json& report, const ReportOptions& opts) {
 std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
   const json& host = Get(report, "host");
   std::string out = "## cpuhp-stress report\n\n";
+  if (Str(Get(report, "run"), "clock") == "simulated")
+    out +=
+        Fmt("**SIMULATED** run (sim backend): modeled latencies, %.3f s of simulated time; "
+            "the machine below only ran the model.\n\n",
+            static_cast<double>(U64(Get(report, "run"), "simulated_elapsed_ns")) / 1e9);
   out += "Kernel `" + Str(host, "kernel_release", "?") + "` on " + Str(host, "cpu_model", "?") +
          ", CPUs " + Str(Get(report, "cpus"), "selected", "?") + ", " +
          std::to_string(U64(Get(report, "totals"), "ops")) + " operations, clock " +
@@ -371,6 +391,10 @@ int ReportCommand(const std::string& path, const std::string& format, const std:
   if (opts.baseline && !CheckComparable(*opts.baseline, report, &err)) {
     std::fprintf(stderr, "cpuhp-stress: report: --baseline %s: %s\n", opts.baseline_path.c_str(),
                  err.c_str());
+    return kExitBadInput;
+  }
+  if (!output.empty() && output != "-" && !CheckOutputPath(output, &err)) {
+    std::fprintf(stderr, "cpuhp-stress: report: -o %s\n", err.c_str());
     return kExitBadInput;
   }
   opts.report_path = path;

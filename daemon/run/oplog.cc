@@ -25,8 +25,8 @@ int FormatLine(const OpRecord& r, char* out, size_t size) {
     n += snprintf(out + n, size - static_cast<size_t>(n), ",\"error\":\"%s\"",
                   ErrnoName(r.err).c_str());
   n += snprintf(out + n, size - static_cast<size_t>(n),
-                ",\"online_before\":%d,\"readback_ok\":%s}\n", r.online_before,
-                r.readback_ok ? "true" : "false");
+                ",\"online_before\":%d,\"readback_ok\":%s%s}\n", r.online_before,
+                r.readback_ok ? "true" : "false", r.setup ? ",\"setup\":true" : "");
   return n;
 }
 

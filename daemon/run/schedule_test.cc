@@ -126,6 +126,34 @@ TEST(ScheduleTest, SweepSetsEachLevelThenCyclesTheVictim) {
   EXPECT_EQ(Drive(sched.get(), &s, 30), "-3 -2 -1 -4 +4 -4 +4 +1 +2 -4 +4 -4 +4 end");
 }
 
+// Set-up writes are marked so that statistics keep them out of the latency
+// tables; the victim's cycles are not. Describe says which levels a stop
+// left unmeasured.
+TEST(ScheduleTest, SweepMarksSetupWritesAndNamesMissingLevels) {
+  OnlineState s = AllOnline(5);
+  SweepConfig sw;
+  sw.levels = {2, 4};
+  sw.cycles_per_level = 2;
+  auto sched = Make(Pattern::kSweep, {1, 2, 3, 4}, s, 1, 1, sw);
+  std::string seq;
+  for (int i = 0; i < 5; ++i) {
+    std::optional<Operation> op = sched->Next(s);
+    ASSERT_TRUE(op);
+    seq += (op->setup ? "s" : "") + std::string(op->dir == Direction::kOffline ? "-" : "+") +
+           std::to_string(op->cpu) + " ";
+    s.Set(op->cpu, op->dir == Direction::kOnline);
+  }
+  // Level 2: cpu0 and the victim 4 online; 3 and 2 and 1 go offline first.
+  EXPECT_EQ(seq, "s-3 s-2 s-1 -4 +4 ");
+  EXPECT_EQ(sched->Describe()["levels_complete"], nlohmann::json::array());
+  EXPECT_EQ(sched->Describe()["levels_missing"], nlohmann::json({2, 4}));
+  ASSERT_TRUE(sched->Progress());
+  EXPECT_EQ(sched->Progress()->label, "level 1/2 (2 online)");
+  Drive(sched.get(), &s, 100);
+  EXPECT_EQ(sched->Describe()["levels_complete"], nlohmann::json({2, 4}));
+  EXPECT_EQ(sched->Describe()["levels_missing"], nlohmann::json::array());
+}
+
 TEST(ScheduleTest, SweepVictimOfflinesAtExactlyTheLevel) {
   OnlineState s = AllOnline(8);
   auto sched = Make(Pattern::kSweep, {1, 2, 3, 4, 5, 6, 7}, s, 1, 1, SweepConfig{});

@@ -14,8 +14,8 @@ using nlohmann::json;
 
 json RunIdentity(const Config& cfg) {
   json j = ConfigToJson(cfg);
-  for (const char* key : {"report", "oplog", "progress", "state_dir", "checkpoint_interval",
-                          "resume", "interim_interval", "stuck_timeout"})
+  for (const char* key : {"report", "force", "oplog", "progress", "state_dir",
+                          "checkpoint_interval", "resume", "interim_interval", "stuck_timeout"})
     j.erase(key);
   // A stall is a test hook for the watchdog; it changes no statistic's meaning.
   j["sim"].erase("stall_every");
@@ -36,6 +36,7 @@ OpRecord OpRecordFromJson(const json& j) {
   r.err = j.at("errno").get<int>();
   r.online_before = j.at("online_before").get<int>();
   r.readback_ok = j.at("readback_ok").get<bool>();
+  r.setup = j.value("setup", false);
   return r;
 }
 

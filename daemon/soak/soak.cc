@@ -195,8 +195,8 @@ std::string SoakSession::StatusLine(const Runner& runner, const RunStats& stats)
   const uint64_t ops = stats.ops();
   const uint64_t elapsed = runner.elapsed_ns();
   std::string s = "ops " + std::to_string(ops);
-  if (cfg_.iterations)
-    s += "/" + std::to_string(cfg_.iterations);
+  if (const uint64_t limit = IterationLimit(cfg_))
+    s += "/" + std::to_string(limit);
   if (cfg_.duration_ns)
     s += ", " + std::to_string(elapsed / 1000000000ull) + "/" +
          std::to_string(cfg_.duration_ns / 1000000000ull) + " s";
