@@ -515,6 +515,8 @@ std::string MetricVerdict(const Metric& m) {
 
 // Wraps `text` at 78 columns, continuation lines indented by `indent`.
 std::string Wrap(const std::string& text, size_t indent) {
+  if (text.size() <= 78)
+    return text + "\n";  // as formatted, columns kept
   std::string out, line;
   size_t from = 0;
   while (from < text.size()) {
@@ -536,8 +538,8 @@ std::string Wrap(const std::string& text, size_t indent) {
 //   online CPUs   baseline  candidate  ratio [95% CI]        verdict
 std::string CompareText(const Comparison& c) {
   std::string out = "cpuhp-stress compare\n";
-  out += SideLine("baseline", c.base_path, c.base) + "\n";
-  out += SideLine("candidate", c.cand_path, c.cand) + "\n";
+  out += Wrap(SideLine("baseline", c.base_path, c.base), 10);
+  out += Wrap(SideLine("candidate", c.cand_path, c.cand), 10);
   out += Wrap(Fmt("threshold %s; ratio = candidate/baseline, %g %% interval by bootstrap from "
                   "the histograms",
                   Pct(c.options.threshold).c_str(), c.options.confidence * 100),
