@@ -1,0 +1,25 @@
+# SPDX-License-Identifier: GPL-2.0
+# Sourced by tools/setup.sh and by each tests/*/fetch: the package index and
+# downloads of the fetch step (tools/setup.sh test).
+
+# apt_index_fresh [PKG[:ARCH]...]: runs `apt-get update` when the package
+# index is older than CPUHP_APT_MAX_AGE_H hours (default 24: Debian replaces
+# kernel packages on security and point releases, and an old index then
+# names files the mirror no longer has) or has no candidate for a PKG.
+apt_index_fresh() {
+  local max_h=${CPUHP_APT_MAX_AGE_H:-24} stale="" newest p
+  newest=$(find /var/lib/apt/lists -maxdepth 1 -name '*Release' -printf '%T@\n' 2>/dev/null |
+    sort -n | tail -1)
+  if [ -z "$newest" ] || [ $(( $(date +%s) - ${newest%.*} )) -gt $((max_h * 3600)) ]; then
+    stale="the package index is older than ${max_h} h"
+  fi
+  for p in "$@"; do
+    [ -n "$stale" ] && break
+    case "$(apt-cache policy "$p" 2>/dev/null | sed -n 's/^ *Candidate: //p')" in
+    ""|"(none)") stale="no candidate for $p in the package index" ;;
+    esac
+  done
+  [ -z "$stale" ] && return 0
+  echo "fetch: apt-get update ($stale)" >&2
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+}
