@@ -8,9 +8,12 @@
 # names files the mirror no longer has) or has no candidate for a PKG.
 apt_index_fresh() {
   local max_h=${CPUHP_APT_MAX_AGE_H:-24} stale="" newest p
-  newest=$(find /var/lib/apt/lists -maxdepth 1 -name '*Release' -printf '%T@\n' 2>/dev/null |
-    sort -n | tail -1)
-  if [ -z "$newest" ] || [ $(( $(date +%s) - ${newest%.*} )) -gt $((max_h * 3600)) ]; then
+  local stamp=${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}/.apt-updated
+  # The index's age: when apt last renamed a list into place (the lists
+  # directory's mtime; the files themselves carry the archive's dates) or
+  # when this ran `apt-get update` last (an update that changed nothing).
+  newest=$(stat -c %Y /var/lib/apt/lists "$stamp" 2>/dev/null | sort -n | tail -1)
+  if [ -z "$newest" ] || [ $(( $(date +%s) - newest )) -gt $((max_h * 3600)) ]; then
     stale="the package index is older than ${max_h} h"
   fi
   for p in "$@"; do
@@ -21,5 +24,6 @@ apt_index_fresh() {
   done
   [ -z "$stale" ] && return 0
   echo "fetch: apt-get update ($stale)" >&2
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  apt-get -o DPkg::Lock::Timeout=600 update -qq || return
+  mkdir -p "$(dirname "$stamp")" && touch "$stamp"
 }
