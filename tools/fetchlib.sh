@@ -12,7 +12,7 @@ apt_index_fresh() {
   # The index's age: when apt last renamed a list into place (the lists
   # directory's mtime; the files themselves carry the archive's dates) or
   # when this ran `apt-get update` last (an update that changed nothing).
-  newest=$(stat -c %Y /var/lib/apt/lists "$stamp" 2>/dev/null | sort -n | tail -1)
+  newest=$({ stat -c %Y /var/lib/apt/lists "$stamp" 2>/dev/null || true; } | sort -n | tail -1)
   if [ -z "$newest" ] || [ $(( $(date +%s) - newest )) -gt $((max_h * 3600)) ]; then
     stale="the package index is older than ${max_h} h"
   fi
