@@ -105,6 +105,16 @@ if [ ! -f "$kroot/.done" ]; then
     { cat "$tmp/download.log" >&2; rm -rf "$tmp"; log "apt-get download failed"; exit 1; }
   for d in "$tmp"/debs/*.deb; do dpkg-deb -x "$d" "$tmp/root"; done
   rm -rf "$tmp/debs"
+  # The arch headers name the common tree and kbuild by absolute paths: point
+  # them into the cache (where the tree is renamed to below), so the tree is
+  # a KDIR for `make -C KDIR M=... modules` as it is (lava_module_step too).
+  common=$kroot/root/usr/src/linux-headers-$abi-common
+  sed -i "s|[^ ]*/usr/src/linux-headers-$abi-common/|$common/|g" \
+    "$tmp/root/usr/src/linux-headers-$abi-$flavour/Makefile"
+  for l in scripts tools; do
+    [ -L "$tmp/root/usr/src/linux-headers-$abi-$flavour/$l" ] &&
+      ln -sfn "$kroot/root/usr/lib/$kbuild_pkg/$l" "$tmp/root/usr/src/linux-headers-$abi-$flavour/$l"
+  done
   touch "$tmp/.done"
   mv -T "$tmp" "$kroot" 2>/dev/null || { rm -rf "$tmp"; [ -f "$kroot/.done" ]; }  # another job won the race
 fi
@@ -113,13 +123,6 @@ if [ -n "$fetch_only" ]; then
   exit 0
 fi
 hdrs=$kroot/root/usr/src/linux-headers-$abi-$flavour
-common=$kroot/root/usr/src/linux-headers-$abi-common
-# The arch headers name the common tree and kbuild by absolute paths.
-sed -i "s|[^ ]*/usr/src/linux-headers-$abi-common/|$common/|g" "$hdrs/Makefile"  # idempotent
-kbuild_dir=$kbuild_pkg
-for l in scripts tools; do
-  [ -L "$hdrs/$l" ] && ln -sfn "$kroot/root/usr/lib/$kbuild_dir/$l" "$hdrs/$l"
-done
 kernel=$kroot/root/boot/$kimage-$abi-$flavour
 
 # --- module, reader, daemon -------------------------------------------------
