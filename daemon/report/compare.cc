@@ -347,11 +347,94 @@ bool CheckComparable(const json& base, const json& cand, std::string* err) {
            ", candidate on " + (cs.empty() ? "?" : cs);
     return false;
   }
+  for (const char* key : {"backend", "pattern", "interval"}) {
+    const std::string b = Str(Get(base, "config"), key, "?");
+    const std::string c = Str(Get(cand, "config"), key, "?");
+    if (b != c) {
+      *err =
+          Fmt("different %s: baseline ran %s, candidate %s (their latencies are not "
+              "comparable)",
+              key, b.c_str(), c.c_str());
+      return false;
+    }
+  }
+  const bool bi = Get(base, "interim").is_boolean() && Get(base, "interim").get<bool>();
+  const bool ci = Get(cand, "interim").is_boolean() && Get(cand, "interim").get<bool>();
+  if (bi != ci) {
+    *err = std::string("the ") + (bi ? "baseline" : "candidate") +
+           " is an interim report (the run was still going), the other a final one";
+    return false;
+  }
   std::string bp = Str(Get(Get(base, "host"), "cpus"), "present_list");
   std::string cp = Str(Get(Get(cand, "host"), "cpus"), "present_list");
   if (!bp.empty() && !cp.empty() && bp != cp) {
     *err = "different CPU sets: baseline machine has CPUs " + bp + " present, candidate " + cp;
     return false;
+  }
+  return true;
+}
+
+namespace {
+
+bool SummaryConsistent(const json& s, const std::string& where, std::string* err) {
+  auto it = s.find("histogram");
+  if (it == s.end() || U64(s, "count") == 0)
+    return true;
+  Histogram h;
+  std::string herr;
+  if (!h.FromJson(*it, &herr)) {
+    *err = where + ".histogram: " + herr;
+    return false;
+  }
+  const uint64_t count = U64(s, "count");
+  if (h.count() != count) {
+    *err = Fmt("%s: count %" PRIu64 " but its histogram holds %" PRIu64, where.c_str(), count,
+               h.count());
+    return false;
+  }
+  // The daemon writes each summary percentile from this very histogram; a
+  // bucket's width (0.39 %) is the most two honest values can differ by.
+  struct Field {
+    const char* key;
+    uint64_t want;
+  };
+  for (const Field& f : {Field{"min_ns", h.min_ns()}, Field{"p50_ns", h.PercentileNs(50)},
+                         Field{"p99_ns", h.PercentileNs(99)}, Field{"max_ns", h.max_ns()}}) {
+    const json& v = Get(s, f.key);
+    if (!v.is_number())
+      continue;
+    const double got = v.get<double>();
+    if (std::fabs(got - static_cast<double>(f.want)) > 0.01 * static_cast<double>(f.want) + 1) {
+      *err = Fmt("%s: %s %.3f ms disagrees with its histogram (%.3f ms)", where.c_str(), f.key,
+                 got / 1e6, static_cast<double>(f.want) / 1e6);
+      return false;
+    }
+  }
+  if (U64(s, "p50_ns") > U64(s, "p99_ns") || U64(s, "p99_ns") > U64(s, "max_ns")) {
+    *err = Fmt("%s: p50 %.3f ms, p99 %.3f ms, max %.3f ms are not in order", where.c_str(),
+               static_cast<double>(U64(s, "p50_ns")) / 1e6,
+               static_cast<double>(U64(s, "p99_ns")) / 1e6,
+               static_cast<double>(U64(s, "max_ns")) / 1e6);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool CheckConsistent(const json& report, const std::string& which, std::string* err) {
+  for (const char* dir : kDirs) {
+    if (!SummaryConsistent(Get(Get(report, "directions"), dir), which + " directions." + dir, err))
+      return false;
+    const json& levels = Get(Get(report, "per_online_count"), dir);
+    if (!levels.is_array())
+      continue;
+    for (const json& l : levels)
+      if (l.is_object() && !SummaryConsistent(l,
+                                              which + " per_online_count." + dir + "[online_cpus=" +
+                                                  std::to_string(U64(l, "online_cpus")) + "]",
+                                              err))
+        return false;
   }
   return true;
 }
@@ -591,6 +674,7 @@ int CompareCommand(const std::string& base_path, const std::string& cand_path,
   json base, cand;
   std::string err;
   if (!LoadReport(base_path, &base, &err) || !LoadReport(cand_path, &cand, &err) ||
+      !CheckConsistent(base, base_path, &err) || !CheckConsistent(cand, cand_path, &err) ||
       !CheckComparable(base, cand, &err)) {
     std::fprintf(stderr, "cpuhp-stress: compare: %s\n", err.c_str());
     return kExitBadInput;

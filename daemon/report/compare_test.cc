@@ -269,6 +269,62 @@ TEST(CompareTest, CommandExitCodes) {
     unlink(p.c_str());
 }
 
+// Issue 15: a candidate with tripled p50/p99 summaries over an unchanged
+// histogram showed "ratio 3.000 ... no change"; a p99 above max passed.
+TEST(CompareTest, SummariesThatDisagreeWithTheirHistogramAreRefused) {
+  json r = SyntheticReport(SyntheticSpec{});
+  std::string err;
+  EXPECT_TRUE(CheckConsistent(r, "cand.json", &err)) << err;
+  json tripled = r;
+  for (const char* k : {"p50_ns", "p99_ns"})
+    tripled["directions"]["offline"][k] = 3 * tripled["directions"]["offline"][k].get<uint64_t>();
+  EXPECT_FALSE(CheckConsistent(tripled, "cand.json", &err));
+  EXPECT_EQ(err.rfind("cand.json directions.offline: p50_ns ", 0), 0u) << err;
+  EXPECT_NE(err.find("disagrees with its histogram"), std::string::npos) << err;
+  json above = r;
+  json& level = above["per_online_count"]["online"][0];
+  level["p99_ns"] = level["max_ns"].get<uint64_t>() * 2;
+  EXPECT_FALSE(CheckConsistent(above, "cand.json", &err));
+  EXPECT_NE(err.find("per_online_count.online[online_cpus="), std::string::npos) << err;
+  json count = r;
+  count["directions"]["online"]["count"] =
+      count["directions"]["online"]["count"].get<uint64_t>() + 1;
+  EXPECT_FALSE(CheckConsistent(count, "cand.json", &err));
+  EXPECT_NE(err.find("but its histogram holds"), std::string::npos) << err;
+
+  std::string a = WriteTemp(r), b = WriteTemp(tripled);
+  std::FILE* devnull = std::fopen("/dev/null", "w");
+  EXPECT_EQ(CompareCommand(a, b, CompareOptions{}, "text", devnull), 2);
+  std::fclose(devnull);
+  unlink(a.c_str());
+  unlink(b.c_str());
+}
+
+TEST(CompareTest, RunsOfAnotherKindAreRefused) {
+  json base = SyntheticReport(SyntheticSpec{});
+  std::string err;
+  struct Case {
+    const char* key;
+    json value;
+    const char* want;
+  };
+  for (const Case& c :
+       {Case{"backend", "sysfs", "different backend: baseline ran sim, candidate sysfs"},
+        Case{"pattern", "sweep", "different pattern: baseline ran roundrobin, candidate sweep"},
+        Case{"interval", "10ms", "different interval: baseline ran ?, candidate 10ms"}}) {
+    json cand = base;
+    cand["config"][c.key] = c.value;
+    EXPECT_FALSE(CheckComparable(base, cand, &err)) << c.key;
+    EXPECT_EQ(err.rfind(c.want, 0), 0u) << err;
+  }
+  json interim = base;
+  interim["interim"] = true;
+  EXPECT_FALSE(CheckComparable(base, interim, &err));
+  EXPECT_EQ(err,
+            "the candidate is an interim report (the run was still going), the other a final one");
+  EXPECT_TRUE(CheckComparable(base, base, &err));
+}
+
 TEST(CompareTest, MarkdownIsShapedLikeSeed001) {
   SyntheticSpec b, c;
   c.offline_scale = 0.5;

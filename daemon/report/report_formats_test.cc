@@ -43,6 +43,69 @@ TEST(ReportFormatsTest, ChecksOfACleanRun) {
   EXPECT_NEAR(p50->value, 2.45, 0.1);
 }
 
+TEST(ReportFormatsTest, HowTheRunEnded) {
+  ReportOptions o;
+  json r = SyntheticReport(SyntheticSpec{});
+  EXPECT_TRUE(Find(ReportChecks(r, o), "run_completed")->pass);
+  EXPECT_TRUE(Find(ReportChecks(r, o), "final_report")->pass);
+  EXPECT_EQ(Find(ReportChecks(r, o), "faults_rolled_back"), nullptr);  // no faults section
+  for (const char* reason : {"signal", "error", "fatal"}) {
+    r["run"]["stop_reason"] = reason;
+    r["run"]["stop_message"] = "cpu2 lost: 3 online writes in a row left it offline";
+    const ReportCheck* c = Find(ReportChecks(r, o), "run_completed");
+    EXPECT_FALSE(c->pass) << reason;
+    EXPECT_NE(c->message.find(std::string("stopped by ") + reason + ": cpu2 lost"),
+              std::string::npos)
+        << c->message;
+    EXPECT_NE(FormatLava(r, o).find("lava-test-case run_completed --result fail"),
+              std::string::npos);
+  }
+  // A run given no limit ends by a signal (systemctl stop): its target.
+  r["config"]["iterations"] = 0;
+  r["run"]["stop_reason"] = "signal";
+  EXPECT_TRUE(Find(ReportChecks(r, o), "run_completed")->pass);
+  r["config"]["duration"] = "24h";
+  EXPECT_FALSE(Find(ReportChecks(r, o), "run_completed")->pass);
+  r["run"]["stop_reason"] = "duration";
+  EXPECT_TRUE(Find(ReportChecks(r, o), "run_completed")->pass);
+  // An interim report: no stop reason, no restore.
+  r["interim"] = true;
+  r["run"]["stop_reason"] = nullptr;
+  EXPECT_FALSE(Find(ReportChecks(r, o), "final_report")->pass);
+  EXPECT_FALSE(Find(ReportChecks(r, o), "run_completed")->pass);
+}
+
+TEST(ReportFormatsTest, FaultChecks) {
+  ReportOptions o;
+  json r = SyntheticReport(SyntheticSpec{});
+  r["faults"] = {{"status", "ok"},
+                 {"totals",
+                  {{"injected", 40},
+                   {"rolled_back", 30},
+                   {"not_rolled_back", 8},
+                   {"not_reached", 2},
+                   {"unverified", 0}}},
+                 {"cleared_at_end", true},
+                 {"clear_failures", json::array()}};
+  const ReportCheck* rolled = Find(ReportChecks(r, o), "faults_rolled_back");
+  ASSERT_NE(rolled, nullptr);
+  EXPECT_FALSE(rolled->pass);
+  EXPECT_EQ(rolled->value, 8);
+  EXPECT_NE(rolled->message.find("8 of 40 injected faults NOT rolled back"), std::string::npos);
+  EXPECT_TRUE(Find(ReportChecks(r, o), "fail_cleared")->pass);
+  std::string junit = FormatJunit(r, o);
+  EXPECT_NE(junit.find("failures=\"1\""), std::string::npos) << junit;
+  r["faults"]["totals"]["not_rolled_back"] = 0;
+  EXPECT_TRUE(Find(ReportChecks(r, o), "faults_rolled_back")->pass);
+  r["faults"]["cleared_at_end"] = false;
+  r["faults"]["clear_failures"] = {"cpu1/hotplug/fail: write -1: EBUSY"};
+  const ReportCheck* cleared = Find(ReportChecks(r, o), "fail_cleared");
+  EXPECT_FALSE(cleared->pass);
+  EXPECT_NE(cleared->message.find("cpu1/hotplug/fail: write -1: EBUSY"), std::string::npos);
+  r["faults"] = {{"status", "unavailable"}, {"reason", "no hotplug/fail"}};
+  EXPECT_TRUE(Find(ReportChecks(r, o), "faults_rolled_back")->skipped);
+}
+
 TEST(ReportFormatsTest, FailuresLimitsHealthAndBaseline) {
   SyntheticSpec s;
   s.failed = 2;
