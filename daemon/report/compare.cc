@@ -537,6 +537,18 @@ Comparison Compare(const json& base, const json& cand, const CompareOptions& opt
   }
   if (generic >= kMaxGenericRows)
     out.notes.push_back(Fmt("stopped after %zu summaries in other sections", kMaxGenericRows));
+  // p99 "n/a" is not a verdict withheld silently: say why (MakeMetric's
+  // minimum of 10 samples above the quantile).
+  size_t p99_short = 0;
+  for (const CompareRow& r : out.rows)
+    p99_short += !r.p99.has_ci && std::min(r.base_count, r.cand_count) < 1000 &&
+                 std::min(r.base_count, r.cand_count) > 0;
+  if (p99_short)
+    out.notes.push_back(
+        Fmt("p99: no interval or verdict in %zu rows with fewer than 1000 "
+            "operations a side (a bootstrap of the 99th percentile needs 10 "
+            "samples above it)",
+            p99_short));
   std::string bclock = Str(Get(base, "run"), "clock");
   std::string cclock = Str(Get(cand, "run"), "clock");
   if (bclock != cclock)

@@ -300,6 +300,23 @@ TEST(CompareTest, SummariesThatDisagreeWithTheirHistogramAreRefused) {
   unlink(b.c_str());
 }
 
+TEST(CompareTest, P99WithoutAnIntervalSaysWhy) {
+  SyntheticSpec small;
+  small.ops_per_level = 300;  // 900 a side in "all", 300 per level: below 1000
+  Comparison c = Cmp(small, small);
+  const CompareRow* all = FindRow(c, "offline latency", "all");
+  ASSERT_NE(all, nullptr);
+  EXPECT_FALSE(all->p99.has_ci);
+  EXPECT_TRUE(all->p50.has_ci);
+  bool said = false;
+  for (const std::string& n : c.notes)
+    said |= n.find("p99: no interval or verdict in") != std::string::npos &&
+            n.find("fewer than 1000 operations a side") != std::string::npos;
+  EXPECT_TRUE(said);
+  Comparison big = Cmp(SyntheticSpec{}, SyntheticSpec{});  // 3000 a side in "all"
+  EXPECT_TRUE(FindRow(big, "offline latency", "all")->p99.has_ci);
+}
+
 TEST(CompareTest, RunsOfAnotherKindAreRefused) {
   json base = SyntheticReport(SyntheticSpec{});
   std::string err;
