@@ -18,8 +18,10 @@ using nlohmann::json;
 
 using report_json::Fmt;
 using report_json::Get;
+using report_json::MarkdownCell;
 using report_json::Path;
 using report_json::Str;
+using report_json::TermSafe;
 using report_json::U64;
 using report_json::XmlEscape;
 
@@ -323,7 +325,7 @@ std::string FormatText(const json& report, const ReportOptions& opts) {
                : !c.is_verdict ? "-"
                : c.pass        ? "pass"
                                : "FAIL",
-               c.name.c_str(), c.message.c_str());
+               c.name.c_str(), TermSafe(c.message).c_str());
   return out;
 }
 
@@ -360,7 +362,7 @@ std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
             : !c.is_verdict ? "measured"
             : c.pass        ? "pass"
                             : "**FAIL**") +
-           " | " + c.message + " |\n";
+           " | " + MarkdownCell(c.message) + " |\n";
   return out;
 }
 

@@ -106,6 +106,32 @@ TEST(ReportFormatsTest, FaultChecks) {
   EXPECT_TRUE(Find(ReportChecks(r, o), "faults_rolled_back")->skipped);
 }
 
+// Issue 15 part 5: kernel log text in a check's message is escaped for the
+// terminal (ESC, DEL) and for Markdown tables (| ends a cell, <TASK> is raw
+// HTML); DEL is invalid in HTML.
+TEST(ReportFormatsTest, KernelLogTextIsEscaped) {
+  json r = SyntheticReport(SyntheticSpec{});
+  r["timing_sources"]["kmsg_health"] =
+      LoadFixture("report-real-cpu1.json")["timing_sources"]["kmsg_health"];
+  const std::string evil = "WARNING: a|b <TASK> \x1b[2J\x7f end";
+  r["timing_sources"]["kmsg_health"]["first_event"]["message"] = evil;
+  ReportOptions o;
+  const std::string text = FormatText(r, o);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_EQ(text.find('\x7f'), std::string::npos);
+  EXPECT_NE(text.find("a|b <TASK> \\x1b[2J\\x7f end"), std::string::npos) << text;
+  const std::string md = FormatMarkdown(r, o);
+  EXPECT_NE(md.find("a\\|b &lt;TASK&gt; \\x1b[2J\\x7f end"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<TASK>"), std::string::npos);
+  EXPECT_EQ(md.find('\x1b'), std::string::npos);
+  const std::string row = md.substr(md.find("| no_kernel_warnings"));
+  int bars = 0;  // unescaped: the row keeps its 3 cells
+  for (size_t i = 0; i < row.find('\n'); i++)
+    bars += row[i] == '|' && (i == 0 || row[i - 1] != '\\');
+  EXPECT_EQ(bars, 4) << row.substr(0, row.find('\n'));
+  EXPECT_EQ(FormatJunit(r, o).find('\x7f'), std::string::npos);
+}
+
 TEST(ReportFormatsTest, FailuresLimitsHealthAndBaseline) {
   SyntheticSpec s;
   s.failed = 2;
