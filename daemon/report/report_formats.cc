@@ -317,7 +317,16 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
 }
 
 std::string FormatText(const json& report, const ReportOptions& opts) {
-  std::string out = HumanSummary(report);
+  // The summary quotes kernel log lines too: every line made terminal-safe.
+  std::string out;
+  std::string summary = HumanSummary(report);
+  for (size_t at = 0; at < summary.size();) {
+    size_t nl = summary.find('\n', at);
+    if (nl == std::string::npos)
+      nl = summary.size();
+    out += TermSafe(summary.substr(at, nl - at)) + "\n";
+    at = nl + 1;
+  }
   out += "\nchecks\n";
   for (const ReportCheck& c : ReportChecks(report, opts))
     out += Fmt("  %-4s %-28s %s\n",

@@ -52,7 +52,8 @@ TEST(ReportFormatsTest, HowTheRunEnded) {
   for (const char* reason : {"signal", "error", "fatal"}) {
     r["run"]["stop_reason"] = reason;
     r["run"]["stop_message"] = "cpu2 lost: 3 online writes in a row left it offline";
-    const ReportCheck* c = Find(ReportChecks(r, o), "run_completed");
+    const std::vector<ReportCheck> checks = ReportChecks(r, o);
+    const ReportCheck* c = Find(checks, "run_completed");
     EXPECT_FALSE(c->pass) << reason;
     EXPECT_NE(c->message.find(std::string("stopped by ") + reason + ": cpu2 lost"),
               std::string::npos)
@@ -87,7 +88,8 @@ TEST(ReportFormatsTest, FaultChecks) {
                    {"unverified", 0}}},
                  {"cleared_at_end", true},
                  {"clear_failures", json::array()}};
-  const ReportCheck* rolled = Find(ReportChecks(r, o), "faults_rolled_back");
+  const std::vector<ReportCheck> checks = ReportChecks(r, o);
+  const ReportCheck* rolled = Find(checks, "faults_rolled_back");
   ASSERT_NE(rolled, nullptr);
   EXPECT_FALSE(rolled->pass);
   EXPECT_EQ(rolled->value, 8);
@@ -99,7 +101,8 @@ TEST(ReportFormatsTest, FaultChecks) {
   EXPECT_TRUE(Find(ReportChecks(r, o), "faults_rolled_back")->pass);
   r["faults"]["cleared_at_end"] = false;
   r["faults"]["clear_failures"] = {"cpu1/hotplug/fail: write -1: EBUSY"};
-  const ReportCheck* cleared = Find(ReportChecks(r, o), "fail_cleared");
+  const std::vector<ReportCheck> checks2 = ReportChecks(r, o);
+  const ReportCheck* cleared = Find(checks2, "fail_cleared");
   EXPECT_FALSE(cleared->pass);
   EXPECT_NE(cleared->message.find("cpu1/hotplug/fail: write -1: EBUSY"), std::string::npos);
   r["faults"] = {{"status", "unavailable"}, {"reason", "no hotplug/fail"}};
