@@ -206,8 +206,8 @@ std::string SoakSession::StatusLine(const Runner& runner, const RunStats& stats)
              static_cast<double>(ops) / (static_cast<double>(elapsed) / 1e9));
     s += rate;
   }
-  s += ", p99 offline " + Ms(stats.by_direction(Direction::kOffline).PercentileNs(0.99)) +
-       " ms, online " + Ms(stats.by_direction(Direction::kOnline).PercentileNs(0.99)) + " ms";
+  s += ", p99 offline " + Ms(stats.by_direction(Direction::kOffline).PercentileNs(99)) +
+       " ms, online " + Ms(stats.by_direction(Direction::kOnline).PercentileNs(99)) + " ms";
   s += ", errors " + std::to_string(stats.failed_ops() + stats.readback_mismatches());
   if (!ckpt_.restarts.empty())
     s += ", restarts " + std::to_string(ckpt_.restarts.size());
