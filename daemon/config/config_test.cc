@@ -440,6 +440,20 @@ TEST(ConfigErrors, PathRules) {
   EXPECT_EQ(cfg.state_dir, "");
 }
 
+// main passes the command line through ApplyConfigJson: argv bytes that are
+// not UTF-8 would make every report and checkpoint unwritable.
+TEST(ConfigErrors, NonUtf8PathsFromTheCommandLineAreRefused) {
+  for (const char* key : {"report", "oplog", "state_dir", "sysfs_root"}) {
+    Config cfg;
+    std::string err;
+    nlohmann::json overrides = {{key, std::string("/tmp/reports/\xffr.json")}};
+    EXPECT_FALSE(ApplyConfigJson(overrides, "command line", &cfg, &err)) << key;
+    EXPECT_NE(err.find(std::string("command line: /") + key + ": a path must be valid UTF-8"),
+              std::string::npos)
+        << err;
+  }
+}
+
 TEST(ConfigErrors, SweepLevelsMustAscend) {
   EXPECT_EQ(ApplyError(R"({"sweep": {"levels": [8, 16, 16]}})"),
             "t.json: /sweep/levels/2: expected a level above the previous one (16): levels are "

@@ -17,6 +17,7 @@
 #include "sources/kmod_source.h"
 #include "sources/kmsg_health.h"
 #include "util/file_util.h"
+#include "util/json_file.h"
 
 #ifndef CPUHP_VERSION
 #define CPUHP_VERSION "0.0.0"
@@ -132,7 +133,7 @@ std::string RestoreLine(const json& report) {
   auto failures = r.find("failures");
   if (failures != r.end() && failures->is_array())
     for (const json& f : *failures)
-      out += "  " + (f.is_string() ? f.get<std::string>() : f.dump()) + "\n";
+      out += "  " + (f.is_string() ? f.get<std::string>() : DumpJson(f)) + "\n";
   return out;
 }
 

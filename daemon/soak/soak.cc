@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "report/report.h"
+#include "util/json_file.h"
 
 namespace cpuhp {
 namespace {
@@ -35,8 +36,8 @@ std::string FileStamp() {
 std::string IdentityDiff(const nlohmann::json& here, const nlohmann::json& there) {
   std::string out;
   auto add = [&](const std::string& key, const nlohmann::json& a, const nlohmann::json& b) {
-    out +=
-        (out.empty() ? "" : ", ") + key + " (here " + a.dump() + ", checkpoint " + b.dump() + ")";
+    out += (out.empty() ? "" : ", ") + key + " (here " + DumpJson(a) + ", checkpoint " +
+           DumpJson(b) + ")";
   };
   for (auto it = here.begin(); it != here.end(); ++it) {
     auto t = there.find(it.key());
@@ -293,7 +294,7 @@ void SoakSession::Tick(Runner* runner, const RunStats& stats, Schedule* schedule
     if (periodic)
       next_interim_ns_ = now + cfg_.interim_interval_ns;
     const std::string path = InterimReportPath(cfg_.report);
-    if (WriteFileAtomic(path, report().dump(2) + "\n", &err)) {
+    if (WriteFileAtomic(path, DumpJson(report(), 2) + "\n", &err)) {
       ++interim_written_;
       spdlog::info("interim report: {}", path);
     } else {

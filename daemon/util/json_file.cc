@@ -203,6 +203,19 @@ bool ParseJsonText(const std::string& text, const std::string& path, json* doc, 
   return true;
 }
 
+std::string DumpJson(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+bool IsUtf8(const std::string& s) {
+  try {
+    (void)json(s).dump();
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
+
 bool LoadJsonFile(const std::string& path, size_t max_bytes, json* doc, std::string* err) {
   std::string text;
   return ReadSmallFile(path, max_bytes, &text, err) && ParseJsonText(text, path, doc, err);

@@ -23,6 +23,14 @@ bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text,
 bool ParseJsonText(const std::string& text, const std::string& source, nlohmann::json* doc,
                    std::string* err);
 
+// j.dump(indent) that never throws on invalid UTF-8 (a hostname, the kernel
+// command line, a path given to us): bad bytes become U+FFFD, and one string
+// cannot cost a day's report.
+std::string DumpJson(const nlohmann::json& j, int indent = -1);
+
+// Whether `s` is valid UTF-8 (what DumpJson keeps unchanged).
+bool IsUtf8(const std::string& s);
+
 // ReadSmallFile + ParseJsonText.
 bool LoadJsonFile(const std::string& path, size_t max_bytes, nlohmann::json* doc, std::string* err);
 
