@@ -114,6 +114,9 @@ int main(int argc, char** argv) {
       "restore", "Bring back the online mask recorded by a run that did not finish");
   std::string restore_state_dir;
   restore->add_option("--state-dir", restore_state_dir, "State directory");
+  std::string restore_root = "/sys/devices/system/cpu";
+  restore->add_option("--sysfs-root", restore_root,
+                      "CPU sysfs directory (the state file's must match)");
 
   // list
   CLI::App* list = app.add_subcommand("list", "List CPUs: hotpluggable or not, online state");
@@ -207,7 +210,7 @@ int main(int argc, char** argv) {
   if (*restore) {
     cpuhp::Config cfg;
     cfg.state_dir = restore_state_dir;
-    return cpuhp::RestoreCommand(cpuhp::ResolveStateDir(cfg), stdout);
+    return cpuhp::RestoreCommand(cpuhp::ResolveStateDir(cfg), restore_root, stdout);
   }
 
   // Config file, then command-line overrides, validated the same way.

@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "faults/faults.h"
+#include "machine/restore.h"
 #include "testing/fake_sysfs.h"
 #include "testing/run_command_fixture.h"
 
@@ -38,6 +39,38 @@ class FaultsCommandTest : public RunCommandFixture {
     EXPECT_EQ(rc, 0) << "report does not validate: " << cfg_.report;
   }
 };
+
+// Fault setup fails and fail cannot be cleared (here: cpu1/hotplug/fail is a
+// directory): the state file that says fail may be armed must stay for
+// `restore`, which clears it.
+TEST(SysfsFaultSetupTest, StateStaysWhenFailCannotBeCleared) {
+  FakeSysfs fs(2);
+  std::filesystem::create_directories(fs.root() + "/cpu1/hotplug/fail");
+  std::filesystem::create_directories(fs.root() + "/hotplug");
+  fs.Write("cpu1/hotplug/state", "236\n");
+  fs.Write("hotplug/states", "  0: offline\n235: sched:active\n236: online\n");
+  char tmpl[] = "/tmp/cpuhp-faults-setup.XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  Config cfg;
+  cfg.sysfs_root = fs.root();
+  cfg.state_dir = dir + "/state";
+  cfg.report = dir + "/report.json";
+  cfg.progress = ProgressMode::kNever;
+  cfg.tracepoints = false;
+  cfg.pattern = Pattern::kFaultSweep;
+  cfg.seed = 1;
+  std::FILE* out = std::tmpfile();
+  volatile sig_atomic_t no_stop = 0;
+  EXPECT_NE(RunCommand(cfg, &no_stop, out), kExitOk);
+  std::fclose(out);
+  ASSERT_TRUE(std::filesystem::exists(cfg.state_dir + "/state.json"));
+  StateDir sd(cfg.state_dir);
+  SavedState saved;
+  std::string err;
+  ASSERT_TRUE(sd.Read(&saved, &err)) << err;
+  EXPECT_TRUE(saved.fail_may_be_armed);
+  std::filesystem::remove_all(dir);
+}
 
 TEST_F(FaultsCommandTest, SweepThatRollsBackExitsZero) {
   ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();

@@ -448,6 +448,7 @@ TEST(SysfsFailTest, StateFileRecordsThatFailMayBeArmed) {
   std::string err;
   ASSERT_TRUE(sd.Lock(&err)) << err;
   SavedState s;
+  s.pid = getpid();
   s.sysfs_root = "/sys/devices/system/cpu";
   s.online_at_start = {0, 1};
   s.controlled = {1};
