@@ -5,7 +5,6 @@
 
 #include <cstdio>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -47,9 +46,7 @@ void InstallSignalHandlers() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto logger = spdlog::stderr_color_st("cpuhp-stress");
-  logger->set_pattern("%n: %^%l%$: %v");
-  spdlog::set_default_logger(logger);
+  spdlog::set_default_logger(cpuhp::NewStderrLogger("cpuhp-stress"));
   // Under systemd: the journal, with CPU, OP, ERRNO, ITERATION fields.
   if (cpuhp::UnderSystemd())
     spdlog::set_default_logger(cpuhp::NewJournalLogger("cpuhp-stress"));
