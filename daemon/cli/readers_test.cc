@@ -112,6 +112,22 @@ TEST(CheckpointReaderTest, CorruptJsonNamesTheFileAndThePlace) {
   EXPECT_EQ(c.seed, 7u);
 }
 
+TEST(JsonTextTest, DuplicateKeysAreRefusedWithTheirPath) {
+  nlohmann::json doc;
+  std::string err;
+  EXPECT_FALSE(ParseJsonText(R"({"iterations": 5, "iterations": 6})", "c.json", &doc, &err));
+  EXPECT_EQ(err, "c.json: /iterations: duplicate key (each key once)");
+  EXPECT_FALSE(ParseJsonText(R"({"sweep": {"levels": [1], "levels": [2]}})", "c.json", &doc, &err));
+  EXPECT_EQ(err, "c.json: /sweep/levels: duplicate key (each key once)");
+  EXPECT_FALSE(ParseJsonText(R"({"a": [{"x": 1}, {"x": 1, "x": 2}]})", "c.json", &doc, &err));
+  EXPECT_EQ(err, "c.json: /a/1/x: duplicate key (each key once)");
+  // The same key in two objects is no duplicate.
+  EXPECT_TRUE(ParseJsonText(R"({"a": {"x": 1}, "b": {"x": 1}, "c": [{"x": 1}, {"x": 2}]})",
+                            "c.json", &doc, &err))
+      << err;
+  EXPECT_EQ(doc["c"][1]["x"], 2);
+}
+
 TEST(SmallFileTest, GivesTheErrnoAndRefusesTooLarge) {
   TempDir d;
   std::string text, err;

@@ -514,6 +514,13 @@ TEST(ConfigFile, LoadsAndNamesFileInValidationErrors) {
   EXPECT_EQ(cfg.iterations, 3u);
 }
 
+TEST(ConfigFile, DuplicateKeysAreRefusedLikeUnknownOnes) {
+  EXPECT_EQ(LoadError(R"({"iterations": 100, "pattern": "all", "iterations": 5})"),
+            "c.json: /iterations: duplicate key (each key once)");
+  EXPECT_EQ(LoadError(R"({"faults": {"rate": 0.1, "rate": 0.2}})"),
+            "c.json: /faults/rate: duplicate key (each key once)");
+}
+
 TEST(ConfigFile, UnreadablePaths) {
   TempDir dir;
   Config cfg;
