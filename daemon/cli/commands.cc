@@ -565,6 +565,8 @@ int WriteReport(RunPlan* p, RunSources* s, const Runner& runner, const RunResult
         ResolveStateDir(cfg) + "/report-unsaved-" + std::to_string(getpid()) + ".json";
     if (WriteFileAtomic(fallback, text, &err))
       spdlog::warn("report saved instead to {}", fallback);
+    else
+      spdlog::error("{}; the report is lost", err);
   }
   const bool faults_failed = p->faults && (p->faults->failed_rollbacks() || !back.fail_cleared);
   const bool failed = faults_failed || p->stats->failed_ops() || p->stats->readback_mismatches() ||

@@ -8,9 +8,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "machine/machine_lock.h"
@@ -154,6 +157,27 @@ TEST_F(CommandsTest, InvalidUtf8IsReplacedNotFatal) {
   ASSERT_TRUE(ReportExists());
   EXPECT_EQ(Report()["config"]["sysfs_root"], dir_ + "/sys\xef\xbf\xbd");  // U+FFFD
   EXPECT_EQ(Report()["restore"]["ok"], true);
+}
+
+TEST_F(CommandsTest, AFailedFallbackReportIsLogged) {
+  // The report path and the fallback in the state directory are both
+  // directories: the probe passes, both renames fail.
+  cfg_.report = dir_ + "/adir";
+  std::filesystem::create_directories(cfg_.report + "/x");
+  const std::string fallback =
+      cfg_.state_dir + "/report-unsaved-" + std::to_string(getpid()) + ".json";
+  std::filesystem::create_directories(fallback + "/x");
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  cfg_.iterations = 2;
+  const int rc = RunCommand(cfg_, &g_no_stop, out_);
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(rc, kExitFailed);
+  EXPECT_NE(log.str().find(fallback + ": rename: "), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("the report is lost"), std::string::npos) << log.str();
+  EXPECT_EQ(fs_.Online(1), '1');
 }
 
 TEST_F(CommandsTest, StaleStateFromADeadRunIsRestoredFirst) {
