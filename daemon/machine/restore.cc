@@ -122,7 +122,7 @@ bool StateDir::Read(SavedState* s, std::string* err) const {
     return false;
   };
   std::string text;
-  if (!ReadSmallFile(path, kMaxStateBytes, &text, err))
+  if (!ReadSmallFile(path, kMaxStateBytes, &text, err, nullptr, FileKind::kRegularOnly))
     return false;
   nlohmann::json j;
   std::string perr;

@@ -336,7 +336,8 @@ bool ParseReport(const std::string& text, const std::string& source, json* out, 
 
 bool LoadReport(const std::string& path, json* out, std::string* err) {
   std::string text;
-  return ReadSmallFile(path, kMaxReportBytes, &text, err) && ParseReport(text, path, out, err);
+  return ReadSmallFile(path, kMaxReportBytes, &text, err, nullptr, FileKind::kRegularOnly) &&
+         ParseReport(text, path, out, err);
 }
 
 bool CheckComparable(const json& base, const json& cand, std::string* err) {

@@ -110,7 +110,7 @@ bool CheckpointFromJson(const json& j, Checkpoint* c, std::string* err) {
 
 bool ReadCheckpoint(const std::string& path, Checkpoint* c, std::string* err) {
   std::string text;
-  if (!ReadSmallFile(path, kMaxCheckpointBytes, &text, err))
+  if (!ReadSmallFile(path, kMaxCheckpointBytes, &text, err, nullptr, FileKind::kRegularOnly))
     return false;
   json j;
   if (!ParseJsonText(text, path + ": corrupt checkpoint", &j, err))

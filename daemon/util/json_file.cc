@@ -2,6 +2,7 @@
 #include "util/json_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -177,17 +178,27 @@ class DomBuilder : public nlohmann::json_sax<json> {
 }  // namespace
 
 bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text, std::string* err,
-                   int* err_no) {
+                   int* err_no, FileKind kind) {
   auto fail = [&](int e, std::string why) {
     if (err_no)
       *err_no = e;
     *err = path + ": " + why;
     return false;
   };
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO nobody writes would block forever.
+  int fd =
+      open(path.c_str(), O_RDONLY | O_CLOEXEC | (kind == FileKind::kRegularOnly ? O_NONBLOCK : 0));
   if (fd < 0) {
     const int e = errno;
     return fail(e, std::string("cannot read: ") + std::strerror(e));
+  }
+  if (kind == FileKind::kRegularOnly) {
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      close(fd);
+      return fail(EINVAL, "not a regular file");
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   }
   char buf[65536];
   for (;;) {

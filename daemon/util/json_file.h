@@ -15,8 +15,11 @@ namespace cpuhp {
 // Reads at most max_bytes (more is an error naming the path). Works on pipes.
 // *err is "<path>: cannot read: <strerror>" or "<path>: too large (...)";
 // *err_no (if not null) the errno, EFBIG when too large.
+// kRegularOnly: a FIFO, device or directory is refused ("<path>: not a
+// regular file", EINVAL) without blocking: reports, checkpoints, state.
+enum class FileKind { kAny, kRegularOnly };
 bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text, std::string* err,
-                   int* err_no = nullptr);
+                   int* err_no = nullptr, FileKind kind = FileKind::kAny);
 
 // Parses `text`; `source` names it in errors. Nesting deeper than 64 levels is
 // refused before the parser sees it.
