@@ -16,6 +16,7 @@
 
 #include "machine/restore.h"
 #include "machine/sim_cpu_control.h"
+#include "sources/timing_source.h"
 #include "testing/fake_sysfs.h"
 
 namespace cpuhp {

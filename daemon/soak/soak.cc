@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "faults/faults.h"
 #include "report/report.h"
 #include "util/json_file.h"
 
@@ -102,6 +103,12 @@ bool SoakSession::Load(uint64_t* seed, std::string* err) {
   std::string why;
   if (cfg_.resume == "never") {
     Refuse(path_ + ": resume \"never\" (--fresh)");
+  } else if (FaultsWanted(cfg_)) {
+    // The injector's counts, failures and queue are not in the checkpoint:
+    // a resumed fault run would report fewer injections and could exit 0
+    // after a rollback that failed before the restart.
+    Refuse(path_ + ": a fault-injection run is not resumed (its injections are not " +
+           "checkpointed): started over");
   } else if (!ReadCheckpoint(path_, &c, &why)) {
     Refuse(why);
   } else if (const nlohmann::json here = RunIdentity(cfg_); c.identity != here) {
