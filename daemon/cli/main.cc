@@ -5,7 +5,6 @@
 
 #include <cstdio>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -47,9 +46,7 @@ void InstallSignalHandlers() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto logger = spdlog::stderr_color_st("cpuhp-stress");
-  logger->set_pattern("%n: %^%l%$: %v");
-  spdlog::set_default_logger(logger);
+  spdlog::set_default_logger(cpuhp::NewStderrLogger("cpuhp-stress"));
   // Under systemd: the journal, with CPU, OP, ERRNO, ITERATION fields.
   if (cpuhp::UnderSystemd())
     spdlog::set_default_logger(cpuhp::NewJournalLogger("cpuhp-stress"));
@@ -114,6 +111,9 @@ int main(int argc, char** argv) {
       "restore", "Bring back the online mask recorded by a run that did not finish");
   std::string restore_state_dir;
   restore->add_option("--state-dir", restore_state_dir, "State directory");
+  std::string restore_root = "/sys/devices/system/cpu";
+  restore->add_option("--sysfs-root", restore_root,
+                      "CPU sysfs directory (the state file's must match)");
 
   // list
   CLI::App* list = app.add_subcommand("list", "List CPUs: hotpluggable or not, online state");
@@ -207,7 +207,7 @@ int main(int argc, char** argv) {
   if (*restore) {
     cpuhp::Config cfg;
     cfg.state_dir = restore_state_dir;
-    return cpuhp::RestoreCommand(cpuhp::ResolveStateDir(cfg), stdout);
+    return cpuhp::RestoreCommand(cpuhp::ResolveStateDir(cfg), restore_root, stdout);
   }
 
   // Config file, then command-line overrides, validated the same way.

@@ -440,6 +440,20 @@ TEST(ConfigErrors, PathRules) {
   EXPECT_EQ(cfg.state_dir, "");
 }
 
+// main passes the command line through ApplyConfigJson: argv bytes that are
+// not UTF-8 would make every report and checkpoint unwritable.
+TEST(ConfigErrors, NonUtf8PathsFromTheCommandLineAreRefused) {
+  for (const char* key : {"report", "oplog", "state_dir", "sysfs_root"}) {
+    Config cfg;
+    std::string err;
+    nlohmann::json overrides = {{key, std::string("/tmp/reports/\xffr.json")}};
+    EXPECT_FALSE(ApplyConfigJson(overrides, "command line", &cfg, &err)) << key;
+    EXPECT_NE(err.find(std::string("command line: /") + key + ": a path must be valid UTF-8"),
+              std::string::npos)
+        << err;
+  }
+}
+
 TEST(ConfigErrors, SweepLevelsMustAscend) {
   EXPECT_EQ(ApplyError(R"({"sweep": {"levels": [8, 16, 16]}})"),
             "t.json: /sweep/levels/2: expected a level above the previous one (16): levels are "
@@ -498,6 +512,13 @@ TEST(ConfigFile, LoadsAndNamesFileInValidationErrors) {
   EXPECT_FALSE(LoadConfigFile(bad, &cfg, &err));
   EXPECT_EQ(err, bad + ": /min_online: expected an integer from 1 to 8192, got -1");
   EXPECT_EQ(cfg.iterations, 3u);
+}
+
+TEST(ConfigFile, DuplicateKeysAreRefusedLikeUnknownOnes) {
+  EXPECT_EQ(LoadError(R"({"iterations": 100, "pattern": "all", "iterations": 5})"),
+            "c.json: /iterations: duplicate key (each key once)");
+  EXPECT_EQ(LoadError(R"({"faults": {"rate": 0.1, "rate": 0.2}})"),
+            "c.json: /faults/rate: duplicate key (each key once)");
 }
 
 TEST(ConfigFile, UnreadablePaths) {

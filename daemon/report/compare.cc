@@ -320,7 +320,7 @@ bool ParseReport(const std::string& text, const std::string& source, json* out, 
     return false;
   }
   if (j["schema_version"] != kReportSchemaVersion) {
-    *err = source + ": schema_version " + j["schema_version"].dump() +
+    *err = source + ": schema_version " + DumpJson(j["schema_version"]) +
            ", this cpuhp-stress reads " + std::to_string(kReportSchemaVersion);
     return false;
   }
@@ -336,7 +336,8 @@ bool ParseReport(const std::string& text, const std::string& source, json* out, 
 
 bool LoadReport(const std::string& path, json* out, std::string* err) {
   std::string text;
-  return ReadSmallFile(path, kMaxReportBytes, &text, err) && ParseReport(text, path, out, err);
+  return ReadSmallFile(path, kMaxReportBytes, &text, err, nullptr, FileKind::kRegularOnly) &&
+         ParseReport(text, path, out, err);
 }
 
 bool CheckComparable(const json& base, const json& cand, std::string* err) {
@@ -700,7 +701,7 @@ int CompareCommand(const std::string& base_path, const std::string& cand_path,
   c.base_path = base_path;
   c.cand_path = cand_path;
   std::string text = format == "markdown" ? CompareMarkdown(c)
-                     : format == "json"   ? CompareJson(c).dump(2) + "\n"
+                     : format == "json"   ? DumpJson(CompareJson(c), 2) + "\n"
                                           : CompareText(c);
   std::fputs(text.c_str(), out);
   return c.regressed() ? kExitFailed : kExitOk;

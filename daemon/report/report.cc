@@ -17,6 +17,7 @@
 #include "sources/kmod_source.h"
 #include "sources/kmsg_health.h"
 #include "util/file_util.h"
+#include "util/json_file.h"
 
 #ifndef CPUHP_VERSION
 #define CPUHP_VERSION "0.0.0"
@@ -33,8 +34,10 @@ uint64_t U64(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number())
     return 0;
-  if (!it->is_number_float())
+  if (it->is_number_unsigned())
     return it->get<uint64_t>();
+  if (it->is_number_integer())  // get<uint64_t>() of -1 would be 2^64 - 1
+    return it->get<int64_t>() > 0 ? static_cast<uint64_t>(it->get<int64_t>()) : 0;
   // A fraction, a negative or a huge number (a hand-edited report) has no
   // uint64_t: converting it is undefined.
   const double v = it->get<double>();
@@ -130,7 +133,7 @@ std::string RestoreLine(const json& report) {
   auto failures = r.find("failures");
   if (failures != r.end() && failures->is_array())
     for (const json& f : *failures)
-      out += "  " + (f.is_string() ? f.get<std::string>() : f.dump()) + "\n";
+      out += "  " + (f.is_string() ? f.get<std::string>() : DumpJson(f)) + "\n";
   return out;
 }
 

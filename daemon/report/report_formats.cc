@@ -9,6 +9,7 @@
 #include "report/html_report.h"
 #include "report/report.h"
 #include "util/exit_codes.h"
+#include "util/json_file.h"
 #include "util/report_json.h"
 
 namespace cpuhp {
@@ -503,7 +504,7 @@ int ReportCommand(const std::string& path, const std::string& format, const std:
   else if (format == "junit")
     text = FormatJunit(report, opts);
   else if (format == "kcidb")
-    text = FormatKcidb(report, opts).dump(2) + "\n";
+    text = DumpJson(FormatKcidb(report, opts), 2) + "\n";
   else if (format == "lava")
     text = FormatLava(report, opts);
   else if (format == "html")

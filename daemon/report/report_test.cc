@@ -388,6 +388,15 @@ TEST(HumanSummaryTest, TablePerDirectionLikeTheStopMachineSeries) {
             "restore: ok (0 writes, online CPUs 0-3)\n");
 }
 
+// A hand-edited report with negative counts: read as 0, not as 2^64 - n.
+TEST(HumanSummaryTest, NegativeCountsReadAsZero) {
+  json r = {{"run", {{"elapsed_ns", -1}, {"stop_reason", "iterations"}}},
+            {"totals", {{"ops", -5}, {"ok", -1}, {"failed", 3}}}};
+  const std::string s = HumanSummary(r);
+  EXPECT_EQ(s.substr(0, s.find('\n')),
+            "0 ops, 0 ok, 3 failed in 0.000 s (- ops/s), stop reason: iterations");
+}
+
 TEST(HumanSummaryTest, InterimEmptyRunAndFailedRestore) {
   json r = {
       {"interim", true},
