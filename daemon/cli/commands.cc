@@ -399,6 +399,7 @@ class MachineGuard {
     // An unknown state name is bad input; a kernel that cannot do a fault
     // sweep, or a fail that cannot be cleared, a failed run.
     spdlog::error("{}", err);
+    begin_failed_ = true;  // its probes may have armed fail before it failed
     PutBack();
     return st == FaultInjector::Start::kBadInput ? kExitBadInput : kExitFailed;
   }
@@ -413,8 +414,15 @@ class MachineGuard {
     RunPlan& p = *p_;
     std::string err;
     // No fail left armed, then the mask back, before anything else can fail.
-    r_.fail_cleared =
-        !p.faults || !p.faults->available() || p.faults->ClearAll(&r_.fail_clear_errors);
+    if (begin_failed_) {
+      // Whatever set-up left armed; a CPU without hotplug/fail has none.
+      std::vector<std::string> cleared;
+      r_.fail_clear_errors = ClearArmedFail(p.ctl.get(), p.selected, &cleared);
+      r_.fail_cleared = r_.fail_clear_errors.empty();
+    } else {
+      r_.fail_cleared =
+          !p.faults || !p.faults->available() || p.faults->ClearAll(&r_.fail_clear_errors);
+    }
     for (const std::string& e : r_.fail_clear_errors)
       spdlog::error("{}", e);
     r_.restored = RestoreMask(p.ctl.get(), p.selected, p.topo.online);
@@ -431,6 +439,7 @@ class MachineGuard {
   RunPlan* p_;
   bool armed_ = false;
   bool put_back_ = false;
+  bool begin_failed_ = false;
   Result r_;
 };
 

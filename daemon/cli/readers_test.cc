@@ -66,7 +66,7 @@ TEST(ReportReaderTest, ErrorsAreOneLineWithLineAndColumn) {
   const std::string dir_path = d.Write("x", "") + "-dir";
   std::filesystem::create_directory(dir_path);
   EXPECT_FALSE(LoadReport(dir_path, &out, &err));
-  EXPECT_EQ(err, dir_path + ": cannot read: Is a directory");
+  EXPECT_EQ(err, dir_path + ": not a regular file");
 }
 
 TEST(ReportReaderTest, ChecksTheShapeAndAcceptsAReport) {
