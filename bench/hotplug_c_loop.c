@@ -45,6 +45,6 @@ int main(int argc, char **argv)
 		pwrite(fd, "1", 1, 0);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	double s = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
-	printf("ops=%ld seconds=%.3f ops_per_s=%.1f\n", ops, s, ops / s);
+	printf("ops=%ld seconds=%.6f ops_per_s=%.1f\n", ops, s, ops / s);
 	return 0;
 }

@@ -1,38 +1,155 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
 # Bench (b), root, real hotplug of one CPU (default cpu1): operations per
-# second of `cpuhp-stress run` against a minimal C loop writing 0/1 to the
-# same file and against stress-ng --cpu-online, in one run, interleaved so
-# that drift hits all three alike. Target: cpuhp-stress >= 0.98 x the C loop.
-#   real_cpu.sh CPUHP_STRESS HOTPLUG_C_LOOP [CPU] [OPS] [ROUNDS]
+# second of `cpuhp-stress run` as a ratio to a minimal C loop writing 0/1 to
+# the same file, in interleaved pairs (bench/pairs_lib.sh), per source:
+#   default             what a user gets: every default source on
+#   no_tracepoints      --no-tracepoints (kernel log health and kmod still on)
+#   tracepoints_only    the tracepoints source alone
+#   health_only         the kmsg_health source alone
+#   kmod_only           the kmod source alone (needs the cpuhp_probe module)
+#   bare                no source but the write timing
+#   stress_ng           stress-ng --cpu-online, when it can only pick this CPU
+# Rates of cpuhp-stress come from its report (totals.ops / run.elapsed_ns:
+# the operation loop, not the sources' set-up nor the report writing); the
+# whole process is timed separately, 60 writes against the C loop's 60
+# ("startup"). Target: default >= 0.98, no_tracepoints >= 0.99, startup
+# < 100 ms.
+#   real_cpu.sh CPUHP_STRESS HOTPLUG_C_LOOP [CPU] [OPS] [PAIRS] [DRIVER...]
 set -euo pipefail
-bin=${1:?}; cloop=${2:?}; cpu=${3:-1}; ops=${4:-2000}; rounds=${5:-3}
-f=/sys/devices/system/cpu/cpu$cpu/online
-[ -w "$f" ] || { echo "real_cpu.sh: $f is not writable (root and a hotpluggable CPU needed)"; exit 1; }
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${1:?usage: real_cpu.sh CPUHP_STRESS HOTPLUG_C_LOOP [CPU] [OPS] [PAIRS] [DRIVER...]}
+cloop=${2:?}
+cpu=${3:-1}
+ops=${4:-400}
+pairs=${5:-5}
+shift $(($# < 5 ? $# : 5))
+[ "$pairs" -ge 1 ] || { echo "real_cpu.sh: PAIRS must be >= 1" >&2; exit 2; }
+[ $((ops % 2)) = 0 ] || { echo "real_cpu.sh: OPS must be even (the CPU ends online)" >&2; exit 2; }
 tmp=$(mktemp -d)
-trap 'echo 1 > "$f" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-have_stress_ng=0; command -v stress-ng > /dev/null && have_stress_ng=1
-now() { date +%s.%N; }
-declare -A total=([cpuhp]=0 [cloop]=0 [stressng]=0)
-for r in $(seq "$rounds"); do
-  t=$(now); "$cloop" "$cpu" "$ops" > /dev/null; total[cloop]=$(echo "${total[cloop]} + $(now) - $t" | bc -l)
-  t=$(now)
-  "$bin" run --pattern roundrobin --cpus "$cpu" --iterations "$ops" --seed 1 \
-    --no-tracepoints --state-dir "$tmp/state" --report "$tmp/r.json" --progress never \
-    > /dev/null 2>&1
-  total[cpuhp]=$(echo "${total[cpuhp]} + $(now) - $t" | bc -l)
-  if [ $have_stress_ng = 1 ]; then
-    # stress-ng counts one bogo op per offline+online pair: ops/2 of them.
-    t=$(now)
-    stress-ng --cpu-online 1 --cpu-online-ops $((ops / 2)) --pathological -q > /dev/null 2>&1 || true
-    total[stressng]=$(echo "${total[stressng]} + $(now) - $t" | bc -l)
+# shellcheck source=pairs_lib.sh
+. "$here/pairs_lib.sh"
+bench_init
+
+echo '{"health": {"enabled": false}, "kmod": {"enabled": false}}' > "$tmp/tracepoints_only.json"
+echo '{"kmod": {"enabled": false}}' > "$tmp/health_only.json"
+echo '{"health": {"enabled": false}}' > "$tmp/kmod_only.json"
+echo '{"health": {"enabled": false}, "kmod": {"enabled": false}}' > "$tmp/bare.json"
+echo '{}' > "$tmp/default.json"
+
+# run_tool N EXPECT CONFIG [ARG...]: one run of N writes; EXPECT lists the
+# sources that must report "ok" (a source that fell back to "unavailable"
+# would make the run look cheap). Prints "OPS SECONDS" of the loop.
+run_tool() {
+  local n=$1 expect=$2 config=$3
+  shift 3
+  if ! "$bin" run --config "$tmp/$config.json" --pattern roundrobin --cpus "$cpu" \
+    --iterations "$n" --seed 1 --state-dir "$tmp/state" --report "$tmp/r.json" \
+    --progress never "$@" > "$tmp/run.log" 2>&1; then
+    tail -n 20 "$tmp/run.log" >&2
+    bench_die "cpuhp-stress run ($config $*) failed"
   fi
+  python3 - "$tmp/r.json" "$n" "$expect" << 'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+n, expect = int(sys.argv[2]), [s for s in sys.argv[3].split(",") if s]
+t, run, src = r["totals"], r["run"], r["timing_sources"]
+bad = []
+if run["stop_reason"] != "iterations" or t["ops"] != n or t["failed"] or t["readback_mismatches"]:
+    bad.append(f"stop_reason {run['stop_reason']}, {t['ops']} ops, {t['failed']} failed")
+for s in expect:
+    if src.get(s, {}).get("status") != "ok":
+        bad.append(f"source {s}: {src.get(s, {}).get('status', 'absent')} {src.get(s, {}).get('reason', '')}")
+if bad:
+    sys.exit("cpuhp-stress report: " + "; ".join(bad))
+print(t["ops"], run["elapsed_ns"] / 1e9)
+EOF
+}
+
+driver_default() { run_tool "$ops" tracepoints,kmsg_health default; }
+driver_no_tracepoints() { run_tool "$ops" kmsg_health default --no-tracepoints; }
+driver_tracepoints_only() { run_tool "$ops" tracepoints tracepoints_only; }
+driver_health_only() { run_tool "$ops" kmsg_health health_only --no-tracepoints; }
+driver_kmod_only() { run_tool "$ops" kmod kmod_only --no-tracepoints; }
+driver_bare() { run_tool "$ops" "" bare --no-tracepoints; }
+driver_stress_ng() {
+  # One bogo op is one offline+online pair.
+  local want=$((ops / 2)) got secs
+  if ! stress-ng --cpu-online 1 --cpu-online-ops "$want" --pathological --metrics-brief \
+    > "$tmp/stress.log" 2>&1; then
+    tail -n 20 "$tmp/stress.log" >&2
+    bench_die "stress-ng --cpu-online failed"
+  fi
+  # "stress-ng: info:  [pid] cpu-online  OPS  REAL_S  USR_S  SYS_S ..."
+  read -r got secs < <(awk '$4 == "cpu-online" && $5 ~ /^[0-9]+$/ {print $5, $6}' "$tmp/stress.log")
+  [ "${got:-0}" = "$want" ] || {
+    cat "$tmp/stress.log" >&2
+    bench_die "stress-ng did $got of $want offline+online pairs"
+  }
+  echo "$((got * 2)) $secs"
+}
+
+drivers=("$@")
+if [ ${#drivers[@]} = 0 ]; then
+  drivers=(default no_tracepoints tracepoints_only health_only kmod_only bare stress_ng)
+fi
+labels=()
+run=()
+for d in "${drivers[@]}"; do
+  declare -F "driver_$d" > /dev/null || bench_die "unknown driver $d"
+  case $d in
+    kmod_only)
+      # A source that cannot start is measured as nothing: say why, skip it.
+      if [ ! -e /dev/cpuhp_probe ]; then
+        echo "kmod_only: skipped: /dev/cpuhp_probe is absent (the cpuhp_probe module is not loaded;" \
+          "$( [ -e /proc/modules ] && echo "load it with insmod" || echo "this kernel has no module support")" \
+          ")" >&2
+        continue
+      fi
+      ;;
+    stress_ng)
+      command -v stress-ng > /dev/null || { echo "stress_ng: skipped: no stress-ng" >&2; continue; }
+      # stress-ng --cpu-online toggles a random hotpluggable CPU: only when
+      # ours is the only one does it measure the same CPU as the others.
+      others=""
+      for o in /sys/devices/system/cpu/cpu[0-9]*/online; do
+        [ "$o" = "$online" ] || others="$others ${o%/online}"
+      done
+      if [ -n "$others" ]; then
+        echo "stress_ng: skipped: it would also toggle$others" >&2
+        continue
+      fi
+      ;;
+  esac
+  run+=("$d")
+  labels+=("$d:$d")
 done
-all=$((ops * rounds))
-rate() { echo "$all / $1" | bc -l; }
-printf '%-28s %10s %12s\n' tool seconds writes_per_s
-printf '%-28s %10.2f %12.1f\n' "C loop (pwrite 0/1)" "${total[cloop]}" "$(rate "${total[cloop]}")"
-printf '%-28s %10.2f %12.1f\n' "cpuhp-stress run" "${total[cpuhp]}" "$(rate "${total[cpuhp]}")"
-[ $have_stress_ng = 1 ] && printf '%-28s %10.2f %12.1f\n' "stress-ng --cpu-online" "${total[stressng]}" "$(rate "${total[stressng]}")"
-echo "ratio cpuhp-stress / C loop: $(echo "scale=3; ${total[cloop]} / ${total[cpuhp]}" | bc -l) (target >= 0.98)"
-[ $have_stress_ng = 1 ] && echo "ratio cpuhp-stress / stress-ng: $(echo "scale=3; ${total[stressng]} / ${total[cpuhp]}" | bc -l)"
-exit 0
+[ ${#run[@]} -gt 0 ] || bench_die "no driver left to run"
+bench_pairs "${run[@]}"
+bench_table "real_cpu.sh, ratio to the C loop, median of $pairs interleaved pairs" "${labels[@]}"
+
+# Startup: the whole process of a 60-write default run against the whole C
+# loop process of 60 writes, interleaved; the extra milliseconds per pair.
+python3 - "$bin" "$cloop" "$cpu" "$pairs" "$tmp" << 'EOF'
+import statistics, subprocess, sys, time
+bin, cloop, cpu, pairs, tmp = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+def wall(cmd):
+    t = time.monotonic()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode:
+        sys.exit(f"startup: {cmd[0]} exited {p.returncode}: {p.stderr[-2000:]}")
+    return time.monotonic() - t
+tool = [bin, "run", "--pattern", "roundrobin", "--cpus", cpu, "--iterations", "60", "--seed", "1",
+        "--state-dir", f"{tmp}/state", "--report", f"{tmp}/startup.json", "--progress", "never"]
+extra = []
+for p in range(pairs):
+    pair = [lambda: wall([cloop, cpu, "60"]), lambda: wall(tool)]
+    if p % 2:
+        pair.reverse()
+    a, b = (f() for f in pair)
+    c, t = (a, b) if p % 2 == 0 else (b, a)
+    extra.append((t - c) * 1000)
+print(f"startup, 60 writes, default run minus C loop (whole processes): median "
+      f"{statistics.median(extra):.1f} ms, min..max {min(extra):.1f}..{max(extra):.1f} ms, "
+      f"n {len(extra)} (target < 100 ms)")
+EOF

@@ -8,17 +8,21 @@
  * handlers and by the reader). get_nohz_timer_target is hot: it only bumps
  * per-CPU counters with this_cpu ops.
  *
- * Symbols are resolved in the module: each probe tries its plain name, then
- * the names GCC gives to specialised copies (NAME.constprop.N, NAME.isra.N);
- * register_kretprobe() fails with -ENOENT for a name not in kallsyms, so
- * the first candidate that registers is the one placed. A probe that places
- * nowhere is reported as unavailable with the reason; the module still loads.
+ * Symbols are resolved in the module: each probe tries its plain name and
+ * the names GCC gives to specialised copies (NAME.constprop.N, NAME.isra.N
+ * and both combinations); register_kretprobe() fails with -ENOENT for a name
+ * not in kallsyms. Every variant that exists is probed (a hot copy beside a
+ * cold one must not go unprobed) and their hits are summed. Names no fixed
+ * list can guess (clang's NAME.llvm.HASH) come from the variants= parameter,
+ * read by the loader from /proc/kallsyms. A probe that places nowhere is
+ * reported as unavailable with the reason; the module still loads.
  *
  * The interface is kmod/uapi/cpuhp_probe.h, shared with user space.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>
 #include <linux/kprobes.h>
@@ -29,10 +33,13 @@
 #include <linux/percpu.h>
 #include <linux/poll.h>
 #include <linux/ptrace.h>
+#include <linux/sched/signal.h>
+#include <linux/seqlock.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
+#include <linux/smp.h>
 #include <linux/timer.h>
 #include <linux/uaccess.h>
 #include <linux/version.h>
@@ -45,24 +52,55 @@ module_param(probes, charp, 0444);
 MODULE_PARM_DESC(probes,
 		 "Comma-separated probes to place (function names, e.g. takedown_cpu,get_nohz_timer_target) or \"all\"");
 
+static char *variants = "";
+module_param(variants, charp, 0444);
+MODULE_PARM_DESC(variants,
+		 "Comma-separated extra symbols to probe beside the built-in candidates, e.g. _cpu_up.llvm.123 (probe: the name before the first '.')");
+
 static unsigned int ring_records = 1024;
 module_param(ring_records, uint, 0444);
 MODULE_PARM_DESC(ring_records, "Records per CPU ring (16..65536, rounded up to a power of two)");
+
+static unsigned int targets_pcpu_max = 256;
+module_param(targets_pcpu_max, uint, 0444);
+MODULE_PARM_DESC(targets_pcpu_max,
+		 "Target CPUs counted in per-CPU counters (1..4096); higher CPU ids share one atomic counter each");
+
+/* Most symbols one probe places: GCC makes at most a few copies. */
+#define CP_MAX_VARIANTS 4
+
+struct cp_probe;
+
+struct cp_variant {
+	struct kretprobe rp;
+	struct cp_probe *probe;
+	bool arg_unsure;	/* a renamed copy: its first argument may be another */
+	char symbol[CPUHP_PROBE_NAME_LEN];
+};
+
+struct cp_nohz_stats {
+	seqcount_t seq;		/* a reader sees count and buckets of one moment */
+	u64 count;
+	u64 sum_ns;
+	u64 max_ns;
+	u64 buckets[CPUHP_PROBE_HIST_BUCKETS];
+};
 
 struct cp_probe {
 	const char *name;
 	bool has_cpu_arg;	/* first argument is the target CPU */
 	bool hist;		/* histogram probe: no per-hit records */
 	bool selected;
-	bool placed;
-	bool arg_unsure;	/* placed on a renamed copy */
+	bool placed;		/* at least one variant registered */
 	int error;
-	char symbol[CPUHP_PROBE_NAME_LEN];
+	int nr_variants;
+	char symbol[CPUHP_PROBE_NAME_LEN];	/* placed variants, ','-separated */
 	char reason[CPUHP_PROBE_REASON_LEN];
 	atomic64_t hits;
 	atomic64_t dropped;
 	u64 nmissed_base;
-	struct kretprobe rp;
+	struct cp_nohz_stats __percpu *stats;	/* hist probes */
+	struct cp_variant var[CP_MAX_VARIANTS];
 };
 
 static struct cp_probe cp_probes[CPUHP_PROBE_NR] = {
@@ -77,6 +115,14 @@ static struct cp_probe cp_probes[CPUHP_PROBE_NR] = {
 	[CPUHP_PROBE_CPU_DOWN_GENERIC] = { .name = "_cpu_down", .has_cpu_arg = true },
 	[CPUHP_PROBE_NOHZ_TIMER_TARGET] = { .name = "get_nohz_timer_target", .hist = true },
 };
+
+/*
+ * The calibration probe: the same kretprobe handlers as
+ * get_nohz_timer_target on a function of near-zero cost, so what it
+ * measures is the probe's own share of every get_nohz_timer_target figure.
+ */
+static struct cp_probe cp_calib = { .name = "cp_calib_target", .hist = true };
+static DEFINE_MUTEX(cp_calib_mutex);
 
 /* Saved at entry in the kretprobe instance. */
 struct cp_entry {
@@ -93,16 +139,15 @@ struct cp_ring {
 	struct cpuhp_probe_record *recs;
 };
 
-struct cp_nohz_stats {
-	u64 count;
-	u64 sum_ns;
-	u64 max_ns;
-	u64 buckets[CPUHP_PROBE_HIST_BUCKETS];
-};
-
 static DEFINE_PER_CPU(struct cp_ring, cp_rings);
-static DEFINE_PER_CPU(struct cp_nohz_stats, cp_nohz);
-static u64 __percpu *cp_targets;	/* nr_cpu_ids counters per CPU */
+/*
+ * How often get_nohz_timer_target returned each CPU. Per-CPU counters for
+ * targets below cp_targets_near (memory: CPUs x cp_targets_near), shared
+ * atomics for the rest, so memory stays linear in the CPU count.
+ */
+static u32 cp_targets_near;
+static u64 __percpu *cp_targets;
+static atomic64_t *cp_targets_far;
 static atomic64_t cp_seq;
 static atomic_long_t cp_pending;	/* records in all rings, under the ring locks */
 /*
@@ -112,11 +157,20 @@ static atomic_long_t cp_pending;	/* records in all rings, under the ring locks *
  */
 static DEFINE_MUTEX(cp_read_mutex);
 
+/*
+ * Handlers run where waking a task is not safe (IRQs off, stop_machine),
+ * so a timer wakes the readers. It is armed only while a reader sleeps,
+ * pinned (a pinned timer never asks get_nohz_timer_target for a CPU: the
+ * module would feed its own histogram) and deferrable (it never wakes an
+ * idle CPU the module measures).
+ */
 static DECLARE_WAIT_QUEUE_HEAD(cp_wq);
 static struct timer_list cp_wake_timer;
 static atomic_t cp_open = ATOMIC_INIT(0);
 #define CP_WAKE_MS 10
 
+#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64) || defined(CONFIG_PPC64) || defined(CONFIG_ARM)
+#define CP_HAVE_ARG0 1
 static unsigned long cp_arg0(struct pt_regs *regs)
 {
 #if defined(CONFIG_X86_64)
@@ -125,23 +179,37 @@ static unsigned long cp_arg0(struct pt_regs *regs)
 	return regs->regs[0];
 #elif defined(CONFIG_PPC64)
 	return regs->gpr[3];
-#elif defined(CONFIG_ARM)
-	return regs->ARM_r0;
 #else
-#error "cpuhp_probe: no argument accessor for this architecture"
+	return regs->ARM_r0;
 #endif
 }
 NOKPROBE_SYMBOL(cp_arg0);
-
-static struct cp_probe *cp_of(struct kretprobe_instance *ri)
+#else
+/* An architecture without a case: probes needing the CPU are not placed. */
+#define CP_HAVE_ARG0 0
+static unsigned long cp_arg0(struct pt_regs *regs)
 {
-	return container_of(get_kretprobe(ri), struct cp_probe, rp);
+	return (unsigned long)-1;
 }
-NOKPROBE_SYMBOL(cp_of);
+NOKPROBE_SYMBOL(cp_arg0);
+#endif
+
+static struct cp_variant *cp_var_of(struct kretprobe_instance *ri)
+{
+	return container_of(get_kretprobe(ri), struct cp_variant, rp);
+}
+NOKPROBE_SYMBOL(cp_var_of);
+
+/* Entry to return, 0 if the clock read on return is behind entry's. */
+static u64 cp_elapsed(u64 start_ns, u64 end_ns)
+{
+	return end_ns > start_ns ? end_ns - start_ns : 0;
+}
+NOKPROBE_SYMBOL(cp_elapsed);
 
 static int cp_entry_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct cp_probe *p = cp_of(ri);
+	struct cp_probe *p = cp_var_of(ri)->probe;
 	struct cp_entry *e = (struct cp_entry *)ri->data;
 
 	e->exec_cpu = raw_smp_processor_id();
@@ -155,13 +223,17 @@ NOKPROBE_SYMBOL(cp_entry_handler);
 static int cp_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	u64 end_ns = ktime_get_mono_fast_ns();
-	struct cp_probe *p = cp_of(ri);
+	struct cp_variant *v = cp_var_of(ri);
+	struct cp_probe *p = v->probe;
 	struct cp_entry *e = (struct cp_entry *)ri->data;
 	struct cp_ring *ring;
 	struct cpuhp_probe_record *r;
 	unsigned long flags;
+	u64 seq;
 
 	atomic64_inc(&p->hits);
+	/* Taken before the full check: a dropped record leaves a gap. */
+	seq = atomic64_inc_return(&cp_seq) - 1;
 	ring = this_cpu_ptr(&cp_rings);
 	raw_spin_lock_irqsave(&ring->lock, flags);
 	if (ring->head - ring->tail >= ring_records) {
@@ -170,16 +242,16 @@ static int cp_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 		return 0;
 	}
 	r = &ring->recs[ring->head % ring_records];
-	r->seq = atomic64_inc_return(&cp_seq) - 1;
+	r->seq = seq;
 	r->start_ns = e->start_ns;
-	r->duration_ns = end_ns - e->start_ns;
+	r->duration_ns = cp_elapsed(e->start_ns, end_ns);
 	/* Every probed function returns int: the upper register half is undefined. */
 	r->retval = (s64)(int)regs_return_value(regs);
 	r->probe_id = p - cp_probes;
 	r->target_cpu = e->target_cpu;
 	r->exec_cpu = e->exec_cpu;
 	r->online_at_entry = e->online;
-	r->flags = p->arg_unsure ? CPUHP_PROBE_REC_ARG_UNSURE : 0;
+	r->flags = v->arg_unsure ? CPUHP_PROBE_REC_ARG_UNSURE : 0;
 	r->reserved = 0;
 	ring->head++;
 	atomic_long_inc(&cp_pending);
@@ -195,59 +267,156 @@ static int cp_nohz_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(cp_nohz_entry);
 
+static void cp_count_target(unsigned long target)
+{
+	if (target < cp_targets_near)
+		this_cpu_inc(cp_targets[target]);
+	else if (target < nr_cpu_ids)
+		atomic64_inc(&cp_targets_far[target - cp_targets_near]);
+}
+NOKPROBE_SYMBOL(cp_count_target);
+
 static int cp_nohz_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	u64 d = ktime_get_mono_fast_ns() - *(u64 *)ri->data;
-	unsigned long target = regs_return_value(regs);
+	u64 d = cp_elapsed(*(u64 *)ri->data, ktime_get_mono_fast_ns());
+	struct cp_probe *p = cp_var_of(ri)->probe;
 	unsigned int b = d ? min_t(unsigned int, ilog2(d), CPUHP_PROBE_HIST_BUCKETS - 1) : 0;
+	struct cp_nohz_stats *s;
+	unsigned long flags;
 
-	this_cpu_inc(cp_nohz.count);
-	this_cpu_add(cp_nohz.sum_ns, d);
-	this_cpu_inc(cp_nohz.buckets[b]);
-	if (d > __this_cpu_read(cp_nohz.max_ns))
-		__this_cpu_write(cp_nohz.max_ns, d);
-	if (target < nr_cpu_ids)
-		this_cpu_inc(cp_targets[target]);
+	/* IRQs off: no nested update on this CPU while the count is odd. */
+	local_irq_save(flags);
+	s = this_cpu_ptr(p->stats);
+	raw_write_seqcount_begin(&s->seq);
+	s->count++;
+	s->sum_ns += d;
+	s->buckets[b]++;
+	if (d > s->max_ns)
+		s->max_ns = d;
+	raw_write_seqcount_end(&s->seq);
+	local_irq_restore(flags);
+	if (p != &cp_calib)
+		cp_count_target(regs_return_value(regs));
 	return 0;
 }
 NOKPROBE_SYMBOL(cp_nohz_ret);
 
+/* GCC's names for specialised copies; others come from variants=. */
 static const char * const cp_suffixes[] = {
 	"", ".constprop.0", ".constprop.1", ".constprop.2", ".constprop.3",
 	".isra.0", ".isra.1", ".isra.2", ".isra.3",
+	".isra.0.constprop.0", ".isra.0.constprop.1", ".isra.1.constprop.0", ".isra.1.constprop.1",
+	".constprop.0.isra.0", ".constprop.0.isra.1", ".constprop.1.isra.0", ".constprop.1.isra.1",
 };
+
+/* Registers one variant of p; 0, -ENOENT (no such symbol) or another -errno. */
+static int cp_place_one(struct cp_probe *p, const char *symbol, void *addr)
+{
+	struct cp_variant *v = &p->var[p->nr_variants];
+	int ret;
+
+	if (p->nr_variants == CP_MAX_VARIANTS)
+		return -ENOSPC;
+	memset(v, 0, sizeof(*v));
+	v->probe = p;
+	if (addr) {
+		v->rp.kp.addr = addr;
+	} else {
+		strscpy(v->symbol, symbol, sizeof(v->symbol));
+		v->rp.kp.symbol_name = v->symbol;
+	}
+	if (p->hist) {
+		v->rp.entry_handler = cp_nohz_entry;
+		v->rp.handler = cp_nohz_ret;
+		v->rp.data_size = sizeof(u64);
+		v->rp.maxactive = max_t(int, 64, 4 * num_possible_cpus());
+	} else {
+		v->rp.entry_handler = cp_entry_handler;
+		v->rp.handler = cp_ret_handler;
+		v->rp.data_size = sizeof(struct cp_entry);
+	}
+	ret = register_kretprobe(&v->rp);
+	if (ret)
+		return ret;
+	v->arg_unsure = p->has_cpu_arg && symbol && strcmp(symbol, p->name);
+	p->nr_variants++;
+	p->placed = true;
+	return 0;
+}
+
+/* Appends a placed symbol to p->symbol; "+" marks a list cut short. */
+static void cp_note_symbol(struct cp_probe *p, const char *symbol)
+{
+	size_t len = strlen(p->symbol);
+	size_t need = strlen(symbol) + (len ? 1 : 0);
+
+	if (len + need + 2 > sizeof(p->symbol)) {
+		if (len && len + 1 < sizeof(p->symbol) && p->symbol[len - 1] != '+')
+			strcat(p->symbol, "+");
+		return;
+	}
+	if (len)
+		strcat(p->symbol, ",");
+	strcat(p->symbol, symbol);
+}
+
+/* Extra symbols of variants= that belong to p (name before the first '.'). */
+static int cp_place_extra(struct cp_probe *p, int *first_other)
+{
+	char *buf, *s, *tok;
+	int ret;
+
+	if (!*variants)
+		return 0;
+	buf = kstrdup(variants, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	s = buf;
+	while ((tok = strsep(&s, ",")) != NULL) {
+		size_t n = strcspn(tok, ".");
+
+		if (n != strlen(p->name) || strncmp(tok, p->name, n) || !tok[n])
+			continue;
+		ret = cp_place_one(p, tok, NULL);
+		if (!ret)
+			cp_note_symbol(p, tok);
+		else if (!*first_other)
+			*first_other = ret;
+	}
+	kfree(buf);
+	return 0;
+}
 
 static void cp_place(struct cp_probe *p)
 {
-	int i, ret = -ENOENT, first_other = 0;
+	char sym[CPUHP_PROBE_NAME_LEN];
+	int i, ret, first_other = 0;
 
+	p->symbol[0] = '\0';
+	p->reason[0] = '\0';
+	p->error = 0;
+	if (p->has_cpu_arg && !CP_HAVE_ARG0) {
+		p->error = -EOPNOTSUPP;
+		snprintf(p->symbol, sizeof(p->symbol), "%s", p->name);
+		snprintf(p->reason, sizeof(p->reason),
+			 "needs the CPU argument: no register accessor for this architecture");
+		return;
+	}
 	for (i = 0; i < ARRAY_SIZE(cp_suffixes); i++) {
-		snprintf(p->symbol, sizeof(p->symbol), "%s%s", p->name, cp_suffixes[i]);
-		memset(&p->rp, 0, sizeof(p->rp));
-		p->rp.kp.symbol_name = p->symbol;
-		if (p->hist) {
-			p->rp.entry_handler = cp_nohz_entry;
-			p->rp.handler = cp_nohz_ret;
-			p->rp.data_size = sizeof(u64);
-			p->rp.maxactive = max_t(int, 64, 4 * num_possible_cpus());
-		} else {
-			p->rp.entry_handler = cp_entry_handler;
-			p->rp.handler = cp_ret_handler;
-			p->rp.data_size = sizeof(struct cp_entry);
-		}
-		ret = register_kretprobe(&p->rp);
-		if (!ret) {
-			p->placed = true;
-			p->arg_unsure = i > 0 && p->has_cpu_arg;
-			p->error = 0;
-			p->reason[0] = '\0';
-			return;
-		}
+		snprintf(sym, sizeof(sym), "%s%s", p->name, cp_suffixes[i]);
+		ret = cp_place_one(p, sym, NULL);
+		if (!ret)
+			cp_note_symbol(p, sym);
 		/* Keep the most telling error: a name that exists but refused. */
-		if (ret != -ENOENT && !first_other)
+		else if (ret != -ENOENT && !first_other)
 			first_other = ret;
 	}
-	p->error = first_other ? first_other : ret;
+	ret = cp_place_extra(p, &first_other);
+	if (ret && !first_other)
+		first_other = ret;
+	if (p->placed)
+		return;
+	p->error = first_other ? first_other : -ENOENT;
 	if (first_other)
 		snprintf(p->reason, sizeof(p->reason),
 			 "register_kretprobe(%s*) failed: %d", p->name, first_other);
@@ -255,6 +424,34 @@ static void cp_place(struct cp_probe *p)
 		snprintf(p->reason, sizeof(p->reason),
 			 "no symbol %s (nor .constprop.N/.isra.N) in kallsyms", p->name);
 	snprintf(p->symbol, sizeof(p->symbol), "%s", p->name);
+}
+
+/* Every variants= entry must name one of the probes. */
+static int cp_check_variants(void)
+{
+	char *buf, *s, *tok;
+	int i, ret = 0;
+
+	buf = kstrdup(variants, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	s = buf;
+	while ((tok = strsep(&s, ",")) != NULL) {
+		size_t n = strcspn(tok, ".");
+
+		if (!*tok)
+			continue;
+		for (i = 0; i < CPUHP_PROBE_NR; i++)
+			if (n == strlen(cp_probes[i].name) && !strncmp(tok, cp_probes[i].name, n))
+				break;
+		if (i == CPUHP_PROBE_NR || !tok[n] || strlen(tok) >= CPUHP_PROBE_NAME_LEN) {
+			pr_err("variants=: \"%s\" is not NAME.SUFFIX of a probe\n", tok);
+			ret = -EINVAL;
+			break;
+		}
+	}
+	kfree(buf);
+	return ret;
 }
 
 static int cp_select(void)
@@ -291,9 +488,29 @@ static int cp_select(void)
 
 static u64 cp_nmissed(struct cp_probe *p)
 {
-	if (!p->placed)
-		return 0;
-	return (u64)p->rp.nmissed + p->rp.kp.nmissed;
+	u64 n = 0;
+	int i;
+
+	for (i = 0; i < p->nr_variants; i++)
+		n += (u64)p->var[i].rp.nmissed + p->var[i].rp.kp.nmissed;
+	return n;
+}
+
+static void cp_zero_stats(struct cp_nohz_stats *s)
+{
+	s->count = 0;
+	s->sum_ns = 0;
+	s->max_ns = 0;
+	memset(s->buckets, 0, sizeof(s->buckets));
+}
+
+/* Runs on each online CPU with IRQs off: no handler of that CPU in flight. */
+static void cp_zero_cpu(void *unused)
+{
+	int cpu = smp_processor_id();
+
+	cp_zero_stats(per_cpu_ptr(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats, cpu));
+	memset(per_cpu_ptr(cp_targets, cpu), 0, cp_targets_near * sizeof(u64));
 }
 
 static void cp_reset(void)
@@ -309,10 +526,18 @@ static void cp_reset(void)
 		atomic_long_sub(ring->head - ring->tail, &cp_pending);
 		ring->tail = ring->head;
 		raw_spin_unlock_irqrestore(&ring->lock, flags);
-		/* Racy against a hit in flight on that CPU: off by one at most. */
-		memset(per_cpu_ptr(&cp_nohz, cpu), 0, sizeof(struct cp_nohz_stats));
-		memset(per_cpu_ptr(cp_targets, cpu), 0, nr_cpu_ids * sizeof(u64));
 	}
+	cpus_read_lock();
+	on_each_cpu(cp_zero_cpu, NULL, 1);
+	for_each_possible_cpu(cpu) {
+		if (cpu_online(cpu))
+			continue;
+		cp_zero_stats(per_cpu_ptr(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats, cpu));
+		memset(per_cpu_ptr(cp_targets, cpu), 0, cp_targets_near * sizeof(u64));
+	}
+	cpus_read_unlock();
+	for (i = 0; cp_targets_far && i < nr_cpu_ids - cp_targets_near; i++)
+		atomic64_set(&cp_targets_far[i], 0);
 	for (i = 0; i < CPUHP_PROBE_NR; i++) {
 		atomic64_set(&cp_probes[i].hits, 0);
 		atomic64_set(&cp_probes[i].dropped, 0);
@@ -320,45 +545,81 @@ static void cp_reset(void)
 	}
 }
 
-static u64 cp_nohz_hits(void)
+/* A consistent copy of one CPU's statistics. */
+static void cp_stats_read(const struct cp_nohz_stats *s, struct cp_nohz_stats *out)
 {
-	u64 n = 0;
+	unsigned int seq;
+
+	do {
+		seq = raw_read_seqcount_begin(&s->seq);
+		out->count = s->count;
+		out->sum_ns = s->sum_ns;
+		out->max_ns = s->max_ns;
+		memcpy(out->buckets, s->buckets, sizeof(out->buckets));
+	} while (read_seqcount_retry(&s->seq, seq));
+}
+
+static void cp_hist_add(struct cpuhp_probe_hist *h, const struct cp_nohz_stats *s)
+{
+	struct cp_nohz_stats c;
+	int i;
+
+	cp_stats_read(s, &c);
+	h->count += c.count;
+	h->sum_ns += c.sum_ns;
+	h->max_ns = max_t(u64, h->max_ns, c.max_ns);
+	for (i = 0; i < CPUHP_PROBE_HIST_BUCKETS; i++)
+		h->buckets[i] += c.buckets[i];
+}
+
+static u64 cp_nohz_hits(struct cp_probe *p)
+{
+	struct cpuhp_probe_hist h = {};
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		n += READ_ONCE(per_cpu_ptr(&cp_nohz, cpu)->count);
-	return n;
+		cp_hist_add(&h, per_cpu_ptr(p->stats, cpu));
+	return h.count;
 }
 
+/* Wakes a reader with records to read; runs again while one sleeps. */
 static void cp_wake_fn(struct timer_list *t)
 {
 	if (atomic_long_read(&cp_pending) > 0)
 		wake_up_interruptible(&cp_wq);
-	if (atomic_read(&cp_open))
+	if (wq_has_sleeper(&cp_wq))
 		mod_timer(&cp_wake_timer, jiffies + msecs_to_jiffies(CP_WAKE_MS));
+}
+
+/* Called by a reader already on cp_wq, so the timer sees it when it runs. */
+static void cp_arm_wake(void)
+{
+	timer_reduce(&cp_wake_timer, jiffies + msecs_to_jiffies(CP_WAKE_MS));
 }
 
 static int cp_dev_open(struct inode *inode, struct file *file)
 {
 	if (atomic_cmpxchg(&cp_open, 0, 1) != 0)
 		return -EBUSY;
-	mod_timer(&cp_wake_timer, jiffies + msecs_to_jiffies(CP_WAKE_MS));
 	return nonseekable_open(inode, file);
 }
 
-static int cp_dev_release(struct inode *inode, struct file *file)
+static void cp_stop_wake_timer(void)
 {
-	/*
-	 * Stop the timer while we still own the device: clearing cp_open
-	 * first would let the next opener arm the timer, and this
-	 * del_timer_sync() would then cancel the new opener's wakeups.
-	 * The handler re-arms itself; the sync delete handles that.
-	 */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 	timer_delete_sync(&cp_wake_timer);
 #else
 	del_timer_sync(&cp_wake_timer);
 #endif
+}
+
+static int cp_dev_release(struct inode *inode, struct file *file)
+{
+	/*
+	 * No reader of this file sleeps any more; a timer still pending
+	 * would only find the queue empty. Stop it while we own the device.
+	 */
+	cp_stop_wake_timer();
 	atomic_set_release(&cp_open, 0);
 	return 0;
 }
@@ -424,6 +685,27 @@ static ssize_t cp_read_records(char __user *ubuf, size_t want,
 	return done;
 }
 
+/* Sleeps until records are buffered: 0, or -ERESTARTSYS on a signal. */
+static int cp_wait_records(void)
+{
+	DEFINE_WAIT(wait);
+	int ret = 0;
+
+	for (;;) {
+		prepare_to_wait(&cp_wq, &wait, TASK_INTERRUPTIBLE);
+		if (atomic_long_read(&cp_pending) > 0)
+			break;
+		if (signal_pending(current)) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+		cp_arm_wake();
+		schedule();
+	}
+	finish_wait(&cp_wq, &wait);
+	return ret;
+}
+
 static ssize_t cp_dev_read(struct file *file, char __user *ubuf, size_t count,
 			   loff_t *ppos)
 {
@@ -443,8 +725,7 @@ static ssize_t cp_dev_read(struct file *file, char __user *ubuf, size_t count,
 	 */
 	for (;;) {
 		if (!(file->f_flags & O_NONBLOCK)) {
-			ret = wait_event_interruptible(cp_wq,
-						       atomic_long_read(&cp_pending) > 0);
+			ret = cp_wait_records();
 			if (ret)
 				break;
 		}
@@ -470,7 +751,10 @@ static ssize_t cp_dev_read(struct file *file, char __user *ubuf, size_t count,
 static __poll_t cp_dev_poll(struct file *file, poll_table *wait)
 {
 	poll_wait(file, &cp_wq, wait);
-	return atomic_long_read(&cp_pending) > 0 ? EPOLLIN | EPOLLRDNORM : 0;
+	if (atomic_long_read(&cp_pending) > 0)
+		return EPOLLIN | EPOLLRDNORM;
+	cp_arm_wake();
+	return 0;
 }
 
 static long cp_ioc_probe_info(void __user *arg)
@@ -491,25 +775,21 @@ static long cp_ioc_probe_info(void __user *arg)
 	strscpy(info.name, p->name, sizeof(info.name));
 	strscpy(info.symbol, p->symbol, sizeof(info.symbol));
 	strscpy(info.reason, p->reason, sizeof(info.reason));
-	info.hits = p->hist ? cp_nohz_hits() : atomic64_read(&p->hits);
+	info.hits = p->hist ? cp_nohz_hits(p) : atomic64_read(&p->hits);
 	info.nmissed = cp_nmissed(p) - p->nmissed_base;
 	info.dropped = atomic64_read(&p->dropped);
 	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
 }
 
-static void cp_hist_add(struct cpuhp_probe_hist *h, const struct cp_nohz_stats *s)
+/* Both get_nohz_timer_target sections need it placed: no zeros for "absent". */
+static bool cp_nohz_placed(void)
 {
-	int i;
-
-	h->count += READ_ONCE(s->count);
-	h->sum_ns += READ_ONCE(s->sum_ns);
-	h->max_ns = max_t(u64, h->max_ns, READ_ONCE(s->max_ns));
-	for (i = 0; i < CPUHP_PROBE_HIST_BUCKETS; i++)
-		h->buckets[i] += READ_ONCE(s->buckets[i]);
+	return cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].placed;
 }
 
 static long cp_ioc_hist(void __user *arg)
 {
+	struct cp_probe *p = &cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET];
 	struct cpuhp_probe_hist h;
 	u32 cpu;
 	int c;
@@ -519,13 +799,15 @@ static long cp_ioc_hist(void __user *arg)
 	cpu = h.cpu;
 	if (cpu != CPUHP_PROBE_ALL_CPUS && (cpu >= nr_cpu_ids || !cpu_possible(cpu)))
 		return -EINVAL;
+	if (!cp_nohz_placed())
+		return -ENODEV;
 	memset(&h, 0, sizeof(h));
 	h.cpu = cpu;
 	if (cpu == CPUHP_PROBE_ALL_CPUS) {
 		for_each_possible_cpu(c)
-			cp_hist_add(&h, per_cpu_ptr(&cp_nohz, c));
+			cp_hist_add(&h, per_cpu_ptr(p->stats, c));
 	} else {
-		cp_hist_add(&h, per_cpu_ptr(&cp_nohz, cpu));
+		cp_hist_add(&h, per_cpu_ptr(p->stats, cpu));
 	}
 	return copy_to_user(arg, &h, sizeof(h)) ? -EFAULT : 0;
 }
@@ -541,18 +823,60 @@ static long cp_ioc_targets(void __user *arg)
 		return -EFAULT;
 	if (t.nr > 65536)
 		return -EINVAL;
+	if (!cp_nohz_placed())
+		return -ENODEV;
 	out = u64_to_user_ptr(t.counts_ptr);
 	n = min_t(u32, t.nr, nr_cpu_ids);
 	for (i = 0; i < n; i++) {
 		u64 sum = 0;
 
-		for_each_possible_cpu(c)
-			sum += READ_ONCE(per_cpu_ptr(cp_targets, c)[i]);
+		if (i < cp_targets_near) {
+			for_each_possible_cpu(c)
+				sum += READ_ONCE(per_cpu_ptr(cp_targets, c)[i]);
+		} else {
+			sum = atomic64_read(&cp_targets_far[i - cp_targets_near]);
+		}
 		if (put_user(sum, out + i))
 			return -EFAULT;
 	}
 	t.nr_cpu_ids = nr_cpu_ids;
 	return copy_to_user(arg, &t, sizeof(t)) ? -EFAULT : 0;
+}
+
+/*
+ * Near-zero cost, never inlined nor cloned (callers must reach this very
+ * address, where the calibration probe sits), not pure (the barrier).
+ */
+static noinline __noclone int cp_calib_target(int x)
+{
+	barrier();
+	return x;
+}
+static int cp_calib_sink;
+
+static long cp_ioc_calib(void __user *arg)
+{
+	struct cpuhp_probe_hist h;
+	int c, i, sum;
+
+	if (copy_from_user(&h, arg, sizeof(h)))
+		return -EFAULT;
+	if (!cp_calib.placed)
+		return -ENODEV;
+	if (mutex_lock_interruptible(&cp_calib_mutex))
+		return -ERESTARTSYS;
+	/* Only this function calls the target: no handler is in flight. */
+	for_each_possible_cpu(c)
+		cp_zero_stats(per_cpu_ptr(cp_calib.stats, c));
+	for (i = 0, sum = 0; i < CPUHP_PROBE_CALIB_CALLS; i++)
+		sum += cp_calib_target(i);
+	WRITE_ONCE(cp_calib_sink, sum);
+	memset(&h, 0, sizeof(h));
+	h.cpu = CPUHP_PROBE_ALL_CPUS;
+	for_each_possible_cpu(c)
+		cp_hist_add(&h, per_cpu_ptr(cp_calib.stats, c));
+	mutex_unlock(&cp_calib_mutex);
+	return copy_to_user(arg, &h, sizeof(h)) ? -EFAULT : 0;
 }
 
 static long cp_dev_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -579,12 +903,15 @@ static long cp_dev_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case _IOC_NR(CPUHP_PROBE_IOC_RESET):
 		want = CPUHP_PROBE_IOC_RESET;
 		break;
+	case _IOC_NR(CPUHP_PROBE_IOC_CALIB):
+		want = CPUHP_PROBE_IOC_CALIB;
+		break;
 	default:
 		return -ENOTTY;
 	}
-	/* A known command with another size or direction: bad size. */
+	/* A known number with another size or direction is not our command. */
 	if (cmd != want)
-		return -EINVAL;
+		return -ENOTTY;
 
 	switch (cmd) {
 	case CPUHP_PROBE_IOC_VERSION:
@@ -601,6 +928,8 @@ static long cp_dev_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return cp_ioc_hist(uarg);
 	case CPUHP_PROBE_IOC_TARGETS:
 		return cp_ioc_targets(uarg);
+	case CPUHP_PROBE_IOC_CALIB:
+		return cp_ioc_calib(uarg);
 	case CPUHP_PROBE_IOC_RESET:
 		if (mutex_lock_interruptible(&cp_read_mutex))
 			return -ERESTARTSYS;
@@ -628,7 +957,7 @@ static struct miscdevice cp_misc = {
 	.mode = 0600,
 };
 
-static void cp_free_rings(void)
+static void cp_free(void)
 {
 	int cpu;
 
@@ -638,40 +967,62 @@ static void cp_free_rings(void)
 	}
 	free_percpu(cp_targets);
 	cp_targets = NULL;
+	kvfree(cp_targets_far);
+	cp_targets_far = NULL;
+	free_percpu(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats);
+	cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats = NULL;
+	free_percpu(cp_calib.stats);
+	cp_calib.stats = NULL;
 }
 
 /* One batch: a single RCU grace period instead of one per probe. */
 static void cp_unplace_all(void)
 {
-	struct kretprobe *rps[CPUHP_PROBE_NR];
-	int i, n = 0;
+	struct kretprobe *rps[(CPUHP_PROBE_NR + 1) * CP_MAX_VARIANTS];
+	int i, j, n = 0;
 
-	for (i = CPUHP_PROBE_NR - 1; i >= 0; i--) {
-		if (cp_probes[i].placed) {
-			rps[n++] = &cp_probes[i].rp;
-			cp_probes[i].placed = false;
-		}
+	for (i = CPUHP_PROBE_NR; i >= 0; i--) {
+		struct cp_probe *p = i == CPUHP_PROBE_NR ? &cp_calib : &cp_probes[i];
+
+		for (j = 0; j < p->nr_variants; j++)
+			rps[n++] = &p->var[j].rp;
+		p->nr_variants = 0;
+		p->placed = false;
 	}
 	if (n)
 		unregister_kretprobes(rps, n);
 }
 
-static int __init cp_init(void)
+static struct cp_nohz_stats __percpu *cp_alloc_stats(void)
 {
-	int cpu, i, ret, placed = 0;
+	struct cp_nohz_stats __percpu *st = alloc_percpu(struct cp_nohz_stats);
+	int cpu;
 
-	if (ring_records < 16 || ring_records > 65536) {
-		pr_err("ring_records=%u: expected 16..65536\n", ring_records);
-		return -EINVAL;
-	}
-	/* A power of two keeps slot = counter % size continuous across u32 wrap. */
-	ring_records = roundup_pow_of_two(ring_records);
-	ret = cp_select();
-	if (ret)
-		return ret;
+	if (!st)
+		return NULL;
+	for_each_possible_cpu(cpu)
+		seqcount_init(&per_cpu_ptr(st, cpu)->seq);
+	return st;
+}
 
-	cp_targets = __alloc_percpu(nr_cpu_ids * sizeof(u64), sizeof(u64));
+static int cp_alloc(void)
+{
+	int cpu;
+
+	/* A bounded per-CPU table: nr_cpu_ids of them per CPU would be quadratic. */
+	cp_targets_near = min_t(u32, nr_cpu_ids, targets_pcpu_max);
+	cp_targets = __alloc_percpu(cp_targets_near * sizeof(u64), sizeof(u64));
 	if (!cp_targets)
+		return -ENOMEM;
+	if (nr_cpu_ids > cp_targets_near) {
+		cp_targets_far = kvcalloc(nr_cpu_ids - cp_targets_near, sizeof(*cp_targets_far),
+					  GFP_KERNEL);
+		if (!cp_targets_far)
+			return -ENOMEM;
+	}
+	cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats = cp_alloc_stats();
+	cp_calib.stats = cp_alloc_stats();
+	if (!cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats || !cp_calib.stats)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
 		struct cp_ring *ring = per_cpu_ptr(&cp_rings, cpu);
@@ -679,13 +1030,39 @@ static int __init cp_init(void)
 		raw_spin_lock_init(&ring->lock);
 		ring->head = 0;
 		ring->tail = 0;
-		ring->recs = kvcalloc(ring_records, sizeof(*ring->recs), GFP_KERNEL);
-		if (!ring->recs) {
-			ret = -ENOMEM;
-			goto err_free;
-		}
+		/* On the CPU's own node: only that CPU's handlers write it. */
+		ring->recs = kvzalloc_node(array_size(ring_records, sizeof(*ring->recs)),
+					   GFP_KERNEL, cpu_to_node(cpu));
+		if (!ring->recs)
+			return -ENOMEM;
 	}
-	timer_setup(&cp_wake_timer, cp_wake_fn, 0);
+	return 0;
+}
+
+static int __init cp_init(void)
+{
+	int i, ret, placed = 0;
+
+	if (ring_records < 16 || ring_records > 65536) {
+		pr_err("ring_records=%u: expected 16..65536\n", ring_records);
+		return -EINVAL;
+	}
+	if (targets_pcpu_max < 1 || targets_pcpu_max > 4096) {
+		pr_err("targets_pcpu_max=%u: expected 1..4096\n", targets_pcpu_max);
+		return -EINVAL;
+	}
+	/* A power of two keeps slot = counter % size continuous across u32 wrap. */
+	ring_records = roundup_pow_of_two(ring_records);
+	ret = cp_select();
+	if (!ret)
+		ret = cp_check_variants();
+	if (ret)
+		return ret;
+
+	ret = cp_alloc();
+	if (ret)
+		goto err_free;
+	timer_setup(&cp_wake_timer, cp_wake_fn, TIMER_PINNED | TIMER_DEFERRABLE);
 
 	for (i = 0; i < CPUHP_PROBE_NR; i++) {
 		struct cp_probe *p = &cp_probes[i];
@@ -702,6 +1079,12 @@ static int __init cp_init(void)
 		if (p->placed)
 			placed++;
 	}
+	/* Calibration is only meaningful beside the histogram it calibrates. */
+	if (cp_nohz_placed()) {
+		ret = cp_place_one(&cp_calib, NULL, cp_calib_target);
+		if (ret)
+			pr_warn("calibration probe not placed (%d): CALIB returns -ENODEV\n", ret);
+	}
 
 	ret = misc_register(&cp_misc);
 	if (ret)
@@ -713,15 +1096,16 @@ static int __init cp_init(void)
 err_unplace:
 	cp_unplace_all();
 err_free:
-	cp_free_rings();
+	cp_free();
 	return ret;
 }
 
 static void __exit cp_exit(void)
 {
 	misc_deregister(&cp_misc);
+	cp_stop_wake_timer();
 	cp_unplace_all();
-	cp_free_rings();
+	cp_free();
 }
 
 module_init(cp_init);
@@ -730,4 +1114,5 @@ module_exit(cp_exit);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("cpuhp-stress");
 MODULE_DESCRIPTION("kretprobe timing of the CPU hotplug path and get_nohz_timer_target");
-MODULE_VERSION("1");
+/* The DKMS package version (kmod/dkms.conf); the kmatrix cells check they agree. */
+MODULE_VERSION("0.1.0");

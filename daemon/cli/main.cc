@@ -48,10 +48,11 @@ void InstallSignalHandlers() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Each message first clears the progress line, if one is drawn.
+  // Thread-safe (the watchdog thread logs too); each message first clears
+  // the progress line, if one is drawn.
   auto logger = std::make_shared<spdlog::logger>(
       "cpuhp-stress",
-      cpuhp::NewProgressAwareSink(std::make_shared<spdlog::sinks::stderr_color_sink_st>()));
+      cpuhp::NewProgressAwareSink(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   logger->set_pattern("%n: %^%l%$: %v");
   spdlog::set_default_logger(logger);
   // Under systemd: the journal, with CPU, OP, ERRNO, ITERATION fields.
@@ -134,6 +135,9 @@ int main(int argc, char** argv) {
       "restore", "Bring back the online mask recorded by a run that did not finish");
   std::string restore_state_dir;
   restore->add_option("--state-dir", restore_state_dir, "State directory");
+  std::string restore_root = "/sys/devices/system/cpu";
+  restore->add_option("--sysfs-root", restore_root,
+                      "CPU sysfs directory (the state file's must match)");
 
   // list
   CLI::App* list = app.add_subcommand("list", "List CPUs: hotpluggable or not, online state");
@@ -229,7 +233,7 @@ int main(int argc, char** argv) {
   if (*restore) {
     cpuhp::Config cfg;
     cfg.state_dir = restore_state_dir;
-    return cpuhp::RestoreCommand(cpuhp::ResolveStateDir(cfg), stdout);
+    return cpuhp::RestoreCommand(cpuhp::ResolveStateDir(cfg), restore_root, stdout);
   }
 
   // Config file, then command-line overrides, validated the same way; an

@@ -287,6 +287,8 @@ bool GetPath(const Value& v, const char* what, PathRule rule, std::string* out) 
     return v.Got(expected);
   if (s.find('\0') != std::string::npos)  // open() would silently use a shorter path
     return v.Got("a path cannot contain a NUL character");
+  if (!IsUtf8(s))  // it goes into reports and checkpoints: JSON is UTF-8
+    return v.Got("a path must be valid UTF-8");
   *out = s;
   return true;
 }

@@ -442,6 +442,20 @@ TEST(ConfigErrors, PathRules) {
   EXPECT_EQ(cfg.state_dir, "");
 }
 
+// main passes the command line through ApplyConfigJson: argv bytes that are
+// not UTF-8 would make every report and checkpoint unwritable.
+TEST(ConfigErrors, NonUtf8PathsFromTheCommandLineAreRefused) {
+  for (const char* key : {"report", "oplog", "state_dir", "sysfs_root"}) {
+    Config cfg;
+    std::string err;
+    nlohmann::json overrides = {{key, std::string("/tmp/reports/\xffr.json")}};
+    EXPECT_FALSE(ApplyConfigJson(overrides, "command line", &cfg, &err)) << key;
+    EXPECT_NE(err.find(std::string("command line: /") + key + ": a path must be valid UTF-8"),
+              std::string::npos)
+        << err;
+  }
+}
+
 TEST(ConfigErrors, SweepLevelsMustAscend) {
   EXPECT_EQ(ApplyError(R"({"sweep": {"levels": [8, 16, 16]}})"),
             "t.json: /sweep/levels/2: expected a level above the previous one (16): levels are "
@@ -500,6 +514,13 @@ TEST(ConfigFile, LoadsAndNamesFileInValidationErrors) {
   EXPECT_FALSE(LoadConfigFile(bad, &cfg, &err));
   EXPECT_EQ(err, bad + ": /min_online: expected an integer from 1 to 8192, got -1");
   EXPECT_EQ(cfg.iterations, 3u);
+}
+
+TEST(ConfigFile, DuplicateKeysAreRefusedLikeUnknownOnes) {
+  EXPECT_EQ(LoadError(R"({"iterations": 100, "pattern": "all", "iterations": 5})"),
+            "c.json: /iterations: duplicate key (each key once)");
+  EXPECT_EQ(LoadError(R"({"faults": {"rate": 0.1, "rate": 0.2}})"),
+            "c.json: /faults/rate: duplicate key (each key once)");
 }
 
 TEST(ConfigFile, UnreadablePaths) {
@@ -629,8 +650,10 @@ TEST(ConfigShipped, DefaultJsonListsEveryKeyAtItsDefault) {
   json file = json::parse(in);
   file.erase("comment");
   const json code = ConfigToJson(Config{});
-  for (const auto& [key, value] : code.flatten().items())
-    EXPECT_TRUE(file.flatten().contains(key)) << "default.json lacks " << key;
+  const json code_flat = code.flatten();  // items() refers into it
+  const json file_flat = file.flatten();
+  for (const auto& [key, value] : code_flat.items())
+    EXPECT_TRUE(file_flat.contains(key)) << "default.json lacks " << key;
   EXPECT_EQ(file, code) << "default.json: " << json::diff(code, file).dump();
 }
 
@@ -645,8 +668,11 @@ TEST(ConfigShipped, ReadmeDefaultsAreTheCodesDefaults) {
     if (line.rfind("| `/", 0) != 0)
       continue;
     std::vector<std::string> cells;
-    for (size_t from = 1, bar; (bar = line.find(" |", from)) != std::string::npos; from = bar + 2)
-      cells.push_back(line.substr(from + 1, bar - from - 1));
+    std::stringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) {
+      const size_t b = cell.find_first_not_of(' '), e = cell.find_last_not_of(' ');
+      cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+    }
     ASSERT_GE(cells.size(), 3u) << line;
     const std::string key = cells[0].substr(1, cells[0].size() - 2);
     const std::string def = cells[2];
@@ -770,7 +796,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_EQ(d["seed"], nullptr);
   EXPECT_EQ(d["sweep"]["levels"], "auto");
   EXPECT_EQ(d["duration"], "0");
-  EXPECT_EQ(d.size(), 26u);  // every struct key, no "comment"
+  EXPECT_EQ(d.size(), 27u);  // every struct key, no "comment"
 }
 
 TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {

@@ -315,7 +315,7 @@ bool ParseReport(const std::string& text, const std::string& source, json* out, 
     return false;
   }
   if (j["schema_version"] != kReportSchemaVersion) {
-    *err = source + ": schema_version " + j["schema_version"].dump() +
+    *err = source + ": schema_version " + DumpJson(j["schema_version"]) +
            ", this cpuhp-stress reads " + std::to_string(kReportSchemaVersion);
     return false;
   }
@@ -331,7 +331,8 @@ bool ParseReport(const std::string& text, const std::string& source, json* out, 
 
 bool LoadReport(const std::string& path, json* out, std::string* err) {
   std::string text;
-  return ReadSmallFile(path, kMaxReportBytes, &text, err) && ParseReport(text, path, out, err);
+  return ReadSmallFile(path, kMaxReportBytes, &text, err, nullptr, FileKind::kRegularOnly) &&
+         ParseReport(text, path, out, err);
 }
 
 bool CheckComparable(const json& base, const json& cand, std::string* err) {
@@ -340,6 +341,24 @@ bool CheckComparable(const json& base, const json& cand, std::string* err) {
   if (bs != cs) {
     *err = "different CPU sets: baseline operated on CPUs " + (bs.empty() ? "?" : bs) +
            ", candidate on " + (cs.empty() ? "?" : cs);
+    return false;
+  }
+  for (const char* key : {"backend", "pattern", "interval"}) {
+    const std::string b = Str(Get(base, "config"), key, "?");
+    const std::string c = Str(Get(cand, "config"), key, "?");
+    if (b != c) {
+      *err =
+          Fmt("different %s: baseline ran %s, candidate %s (their latencies are not "
+              "comparable)",
+              key, b.c_str(), c.c_str());
+      return false;
+    }
+  }
+  const bool bi = Get(base, "interim").is_boolean() && Get(base, "interim").get<bool>();
+  const bool ci = Get(cand, "interim").is_boolean() && Get(cand, "interim").get<bool>();
+  if (bi != ci) {
+    *err = std::string("the ") + (bi ? "baseline" : "candidate") +
+           " is an interim report (the run was still going), the other a final one";
     return false;
   }
   std::string bp = Str(Get(Get(base, "host"), "cpus"), "present_list");
@@ -361,7 +380,68 @@ Comparison::Side SideOf(const json& r) {
   return s;
 }
 
+bool SummaryConsistent(const json& s, const std::string& where, std::string* err) {
+  auto it = s.find("histogram");
+  if (it == s.end() || U64(s, "count") == 0)
+    return true;
+  Histogram h;
+  std::string herr;
+  if (!h.FromJson(*it, &herr)) {
+    *err = where + ".histogram: " + herr;
+    return false;
+  }
+  const uint64_t count = U64(s, "count");
+  if (h.count() != count) {
+    *err = Fmt("%s: count %" PRIu64 " but its histogram holds %" PRIu64, where.c_str(), count,
+               h.count());
+    return false;
+  }
+  // The daemon writes each summary percentile from this very histogram; a
+  // bucket's width (0.39 %) is the most two honest values can differ by.
+  struct Field {
+    const char* key;
+    uint64_t want;
+  };
+  for (const Field& f : {Field{"min_ns", h.min_ns()}, Field{"p50_ns", h.PercentileNs(50)},
+                         Field{"p99_ns", h.PercentileNs(99)}, Field{"max_ns", h.max_ns()}}) {
+    const json& v = Get(s, f.key);
+    if (!v.is_number())
+      continue;
+    const double got = v.get<double>();
+    if (std::fabs(got - static_cast<double>(f.want)) > 0.01 * static_cast<double>(f.want) + 1) {
+      *err = Fmt("%s: %s %.3f ms disagrees with its histogram (%.3f ms)", where.c_str(), f.key,
+                 got / 1e6, static_cast<double>(f.want) / 1e6);
+      return false;
+    }
+  }
+  if (U64(s, "p50_ns") > U64(s, "p99_ns") || U64(s, "p99_ns") > U64(s, "max_ns")) {
+    *err = Fmt("%s: p50 %.3f ms, p99 %.3f ms, max %.3f ms are not in order", where.c_str(),
+               static_cast<double>(U64(s, "p50_ns")) / 1e6,
+               static_cast<double>(U64(s, "p99_ns")) / 1e6,
+               static_cast<double>(U64(s, "max_ns")) / 1e6);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
+
+bool CheckConsistent(const json& report, const std::string& which, std::string* err) {
+  for (const char* dir : kDirs) {
+    if (!SummaryConsistent(Get(Get(report, "directions"), dir), which + " directions." + dir, err))
+      return false;
+    const json& levels = Get(Get(report, "per_online_count"), dir);
+    if (!levels.is_array())
+      continue;
+    for (const json& l : levels)
+      if (l.is_object() && !SummaryConsistent(l,
+                                              which + " per_online_count." + dir + "[online_cpus=" +
+                                                  std::to_string(U64(l, "online_cpus")) + "]",
+                                              err))
+        return false;
+  }
+  return true;
+}
 
 Comparison Compare(const json& base, const json& cand, const CompareOptions& opts) {
   Comparison out;
@@ -463,6 +543,18 @@ Comparison Compare(const json& base, const json& cand, const CompareOptions& opt
   }
   if (generic >= kMaxGenericRows)
     out.notes.push_back(Fmt("stopped after %zu summaries in other sections", kMaxGenericRows));
+  // p99 "n/a" is not a verdict withheld silently: say why (MakeMetric's
+  // minimum of 10 samples above the quantile).
+  size_t p99_short = 0;
+  for (const CompareRow& r : out.rows)
+    p99_short += !r.p99.has_ci && std::min(r.base_count, r.cand_count) < 1000 &&
+                 std::min(r.base_count, r.cand_count) > 0;
+  if (p99_short)
+    out.notes.push_back(
+        Fmt("p99: no interval or verdict in %zu rows with fewer than 1000 "
+            "operations a side (a bootstrap of the 99th percentile needs 10 "
+            "samples above it)",
+            p99_short));
   std::string bclock = Str(Get(base, "run"), "clock");
   std::string cclock = Str(Get(cand, "run"), "clock");
   if (bclock != cclock)
@@ -475,9 +567,9 @@ namespace {
 // One side of the comparison as a reader of the list wants it: which kernel,
 // how many operations, which file.
 std::string SideLine(const char* role, const std::string& path, const Comparison::Side& side) {
-  return Fmt("%-9s %s, %" PRIu64 " ops%s (%s)", role,
+  return Fmt("%-9s %s, %" PRIu64 " ops%s%s", role,
              side.kernel_release.empty() ? "kernel ?" : side.kernel_release.c_str(), side.ops,
-             side.simulated ? ", SIMULATED" : "", path.c_str());
+             side.simulated ? ", SIMULATED" : "", path.empty() ? "" : (" (" + path + ")").c_str());
 }
 
 // Why a cell has no interval (a footnote), or "" when it has one.
@@ -765,6 +857,7 @@ int CompareCommand(const std::string& base_path, const std::string& cand_path,
     return kExitBadInput;
   }
   if (!LoadReport(base_path, &base, &err) || !LoadReport(cand_path, &cand, &err) ||
+      !CheckConsistent(base, base_path, &err) || !CheckConsistent(cand, cand_path, &err) ||
       !CheckComparable(base, cand, &err)) {
     std::fprintf(stderr, "cpuhp-stress: compare: %s\n", err.c_str());
     return kExitBadInput;
@@ -782,7 +875,7 @@ int CompareCommand(const std::string& base_path, const std::string& cand_path,
     return kExitBadInput;
   }
   std::string text = format == "markdown" ? CompareMarkdown(c)
-                     : format == "json"   ? CompareJson(c).dump(2) + "\n"
+                     : format == "json"   ? DumpJson(CompareJson(c), 2) + "\n"
                                           : CompareText(c);
   if (output.empty() || output == "-") {
     std::fputs(text.c_str(), out);

@@ -110,7 +110,16 @@ bool LoadReport(const std::string& path, nlohmann::json* out, std::string* err);
 bool ParseReport(const std::string& text, const std::string& source, nlohmann::json* out,
                  std::string* err);
 // Both reports measure the same thing: same schema version, same CPU sets.
+// Refuses two runs whose numbers mean different things: other CPU sets, other
+// backends (sim against real), patterns or intervals, or an interim report
+// against a final one. *err: one line naming both values.
 bool CheckComparable(const nlohmann::json& base, const nlohmann::json& cand, std::string* err);
+
+// Refuses a report whose latency summaries (count, min, p50, p99, max) are
+// not those of the histogram beside them: compare shows the summaries and
+// decides from the histograms, so they must agree. which: "baseline" or
+// "candidate", named in *err with the section and field.
+bool CheckConsistent(const nlohmann::json& report, const std::string& which, std::string* err);
 
 Comparison Compare(const nlohmann::json& base, const nlohmann::json& cand,
                    const CompareOptions& opts);

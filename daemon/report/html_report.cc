@@ -316,10 +316,15 @@ std::string KmodPhases(const json& report) {
   }
   out += "</table>\n";
   const json& nohz = Get(km, "get_nohz_timer_target");
-  if (U64(nohz, "count") > 0)
-    out += Fmt("<p class=\"meta\">get_nohz_timer_target: %" PRIu64
-               " calls, mean %.0f ns, max %" PRIu64 " ns.</p>\n",
-               U64(nohz, "count"), Num(nohz, "mean_ns"), U64(nohz, "max_ns"));
+  if (nohz.contains("status") && nohz["status"] == "unavailable")
+    out += "<p class=\"meta\">get_nohz_timer_target: unavailable (" +
+           Esc(nohz.value("reason", std::string())) + ").</p>\n";
+  else if (U64(nohz, "count") > 0)
+    out +=
+        Fmt("<p class=\"meta\">get_nohz_timer_target: %" PRIu64 " calls, mean %.0f ns, max %" PRIu64
+            " ns (function + kretprobe; the kretprobe alone: mean %.0f ns).</p>\n",
+            U64(nohz, "count"), Num(nohz, "mean_ns"), U64(nohz, "max_ns"),
+            Num(Get(nohz, "probe_self_cost"), "mean_ns"));
   return out;
 }
 

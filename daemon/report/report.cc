@@ -17,6 +17,7 @@
 #include "sources/kmod_source.h"
 #include "sources/kmsg_health.h"
 #include "util/file_util.h"
+#include "util/json_file.h"
 
 #ifndef CPUHP_VERSION
 #define CPUHP_VERSION "0.0.0"
@@ -33,8 +34,10 @@ uint64_t U64(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number())
     return 0;
-  if (!it->is_number_float())
+  if (it->is_number_unsigned())
     return it->get<uint64_t>();
+  if (it->is_number_integer())  // get<uint64_t>() of -1 would be 2^64 - 1
+    return it->get<int64_t>() > 0 ? static_cast<uint64_t>(it->get<int64_t>()) : 0;
   // A fraction, a negative or a huge number (a hand-edited report) has no
   // uint64_t: converting it is undefined.
   const double v = it->get<double>();
@@ -80,9 +83,17 @@ std::string Row(const std::string& label, const std::string& ops, const std::str
                 stddev.c_str(), p50.c_str(), p99.c_str(), max.c_str());
 }
 
+// A statistic the report does not carry (an older report, a row without
+// it) shows as "-", never as a measured 0.000.
+std::string MsOrDash(const json& s, const char* key) {
+  auto it = s.find(key);
+  return it != s.end() && it->is_number() ? Ms(U64(s, key)) : "-";
+}
+
 std::string LatencyRow(const std::string& label, const json& s) {
-  return Row(label, std::to_string(U64(s, "count")), Ms(U64(s, "mean_ns")), Ms(U64(s, "stddev_ns")),
-             Ms(U64(s, "p50_ns")), Ms(U64(s, "p99_ns")), Ms(U64(s, "max_ns")));
+  return Row(label, std::to_string(U64(s, "count")), MsOrDash(s, "mean_ns"),
+             MsOrDash(s, "stddev_ns"), MsOrDash(s, "p50_ns"), MsOrDash(s, "p99_ns"),
+             MsOrDash(s, "max_ns"));
 }
 
 std::string DirectionTable(const json& report, const char* dir) {
@@ -140,10 +151,11 @@ std::string HeaderLine(const json& report) {
         "SIMULATED run (sim backend): modeled latencies, simulated time; no real CPU "
         "was touched\n";
   auto seed = report.find("seed");
-  out += Printf("kernel %s %s, CPUs %s, pattern %s, seed %s, backend %s\n",
-                sim ? "(host, not measured)" : Str(host, "kernel_release", "?").c_str(),
-                Str(host, "arch", "").c_str(), Str(cpus, "selected", "?").c_str(),
-                Str(config, "pattern", "?").c_str(),
+  std::string kernel = sim ? "(host, not measured)" : Str(host, "kernel_release", "?");
+  if (const std::string arch = Str(host, "arch", ""); !arch.empty())
+    kernel += " " + arch;
+  out += Printf("kernel %s, CPUs %s, pattern %s, seed %s, backend %s\n", kernel.c_str(),
+                Str(cpus, "selected", "?").c_str(), Str(config, "pattern", "?").c_str(),
                 seed != report.end() && seed->is_number() ? seed->dump().c_str() : "?",
                 Str(cpus, "backend", "?").c_str());
   return out;
@@ -199,7 +211,7 @@ std::string RestoreLine(const json& report) {
   auto failures = r.find("failures");
   if (failures != r.end() && failures->is_array())
     for (const json& f : *failures)
-      out += "  " + (f.is_string() ? f.get<std::string>() : f.dump()) + "\n";
+      out += "  " + (f.is_string() ? f.get<std::string>() : DumpJson(f)) + "\n";
   return out;
 }
 

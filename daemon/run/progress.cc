@@ -2,6 +2,7 @@
 #include "run/progress.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "machine/cpu_control.h"
 
@@ -20,15 +21,20 @@ std::string P99(const Histogram& h) {
   return h.count() ? Ms(h.PercentileNs(99)) + " ms" : "-";
 }
 
-ProgressLine* g_active = nullptr;  // the line on the terminal, for the log sink
+// The line on the terminal, for the log sink. g_mu orders the main thread's
+// redraws against log lines from other threads (the stuck-operation
+// watchdog), so neither lands inside the other.
+std::mutex g_mu;
+ProgressLine* g_active = nullptr;
 
 class ProgressAwareSink : public spdlog::sinks::sink {
  public:
   explicit ProgressAwareSink(std::shared_ptr<spdlog::sinks::sink> inner)
       : inner_(std::move(inner)) {}
   void log(const spdlog::details::log_msg& msg) override {
+    std::lock_guard<std::mutex> lock(g_mu);
     if (g_active)
-      g_active->Clear();
+      g_active->ClearLocked();
     inner_->log(msg);
   }
   void flush() override { inner_->flush(); }
@@ -56,11 +62,13 @@ ProgressLine::ProgressLine(bool enabled, uint64_t target_ops, uint64_t duration_
       duration_ns_(duration_ns),
       out_(out),
       start_ns_(MonotonicClock()->NowNs()) {
+  std::lock_guard<std::mutex> lock(g_mu);
   if (enabled_)
     g_active = this;
 }
 
 ProgressLine::~ProgressLine() {
+  std::lock_guard<std::mutex> lock(g_mu);
   if (g_active == this)
     g_active = nullptr;
 }
@@ -106,15 +114,22 @@ void ProgressLine::Update(const RunStats& stats, const ScheduleProgress* schedul
   if (!enabled_)
     return;
   const uint64_t now = MonotonicClock()->NowNs();
+  std::lock_guard<std::mutex> lock(g_mu);
   if (drawn_ && now - last_draw_ns_ < 500000000ull)
     return;
+  const std::string line = Format(stats, now - start_ns_, schedule);
   last_draw_ns_ = now;
   drawn_ = true;
-  std::fprintf(out_, "\r%s\x1b[K", Format(stats, now - start_ns_, schedule).c_str());
+  std::fprintf(out_, "\r%s\x1b[K", line.c_str());
   std::fflush(out_);
 }
 
 void ProgressLine::Clear() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  ClearLocked();
+}
+
+void ProgressLine::ClearLocked() {
   if (enabled_ && drawn_) {
     std::fprintf(out_, "\r\x1b[K");
     std::fflush(out_);
@@ -128,6 +143,7 @@ std::shared_ptr<spdlog::sinks::sink> NewProgressAwareSink(
 }
 
 void ProgressLine::Finish() {
+  std::lock_guard<std::mutex> lock(g_mu);
   if (enabled_ && drawn_) {
     std::fprintf(out_, "\r\x1b[K");
     std::fflush(out_);

@@ -24,6 +24,7 @@ class ProgressLine {
   // Clears the line so that a log line starts at column 0; the next Update
   // draws it again. Called by the log sink (ProgressAwareSink).
   void Clear();
+  void ClearLocked();  // Clear with the sink's lock held
 
   // The text of the line for `ops` done after `elapsed_ns` (for tests).
   std::string Format(const RunStats& stats, uint64_t elapsed_ns,

@@ -89,7 +89,10 @@ class RoundRobin : public Schedule {
       cursor_ = j.at("cursor").get<size_t>();
       pending_back_ = j.at("pending_back").get<bool>();
       back_ = {j.at("back_cpu").get<int>(), DirFrom(j.at("back_dir"))};
-      return cursor_ < p_.cpus.size();
+      // The CPU to toggle back indexes the online state: one of ours.
+      return cursor_ < p_.cpus.size() &&
+             (!pending_back_ ||
+              std::find(p_.cpus.begin(), p_.cpus.end(), back_.cpu) != p_.cpus.end());
     });
   }
 
@@ -161,10 +164,8 @@ class RandomWalk : public Schedule {
     return {{"pattern", "random"}, {"rng", rng_.state()}};
   }
   bool RestoreState(const nlohmann::json& j, std::string* err) override {
-    return Restore(j, "random", err, [&] {
-      rng_.set_state(j.at("rng").get<std::array<uint64_t, 4>>());
-      return true;
-    });
+    return Restore(j, "random", err,
+                   [&] { return rng_.set_state(j.at("rng").get<std::array<uint64_t, 4>>()); });
   }
 
  private:
@@ -254,7 +255,11 @@ class Sweep : public Schedule {
       cycle_ops_ = j.at("cycle_ops").get<uint64_t>();
       setup_attempts_ = j.at("setup_attempts").get<int>();
       last_setup_ = {j.at("last_setup_cpu").get<int>(), DirFrom(j.at("last_setup_dir"))};
-      return level_ <= levels_.size();
+      const bool known_cpu =
+          last_setup_.cpu == Operation{}.cpu ||
+          std::find(p_.cpus.begin(), p_.cpus.end(), last_setup_.cpu) != p_.cpus.end();
+      return level_ <= levels_.size() && setup_attempts_ >= 0 && setup_attempts_ <= 3 &&
+             cycle_ops_ <= 2ull * static_cast<uint64_t>(p_.sweep.cycles_per_level) && known_cpu;
     });
   }
 

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/rng.h"
+
 namespace cpuhp {
 namespace {
 
@@ -196,6 +198,51 @@ TEST(ScheduleTest, SweepStopsWhenSetupKeepsFailing) {
     ASSERT_TRUE(sched->Next(s));  // offline cpu2 "fails" every time
   EXPECT_FALSE(sched->Next(s));
   EXPECT_EQ(sched->error(), "sweep: cannot reach level 2: CPU 2 refuses to go offline");
+}
+
+// A checkpoint is a file: every field a schedule restores is checked before
+// it is used. rng all zero used to be taken, and Rng::Below then never
+// returned (deaf to SIGTERM); a back_cpu outside the selection indexed the
+// online state out of bounds.
+TEST(ScheduleTest, RestoreRefusesStateThatCannotHappen) {
+  OnlineState s = AllOnline(4);
+  std::string err;
+  auto random = Make(Pattern::kRandom, {1, 2, 3}, s);
+  nlohmann::json saved = random->SaveState();
+  saved["rng"] = {0, 0, 0, 0};
+  EXPECT_FALSE(random->RestoreState(saved, &err));
+  EXPECT_EQ(err, "random schedule state out of range");
+
+  auto rr = Make(Pattern::kRoundRobin, {1, 2, 3}, s);
+  saved = rr->SaveState();
+  saved["pending_back"] = true;
+  saved["back_cpu"] = 1000000;
+  EXPECT_FALSE(rr->RestoreState(saved, &err));
+  saved["back_cpu"] = 2;
+  EXPECT_TRUE(rr->RestoreState(saved, &err)) << err;
+
+  SweepConfig sw;
+  sw.cycles_per_level = 5;
+  auto sweep = Make(Pattern::kSweep, {1, 2, 3}, s, 1, 1, sw);
+  const nlohmann::json good = sweep->SaveState();
+  for (const auto& [key, value] :
+       std::vector<std::pair<const char*, nlohmann::json>>{{"setup_attempts", -1},
+                                                           {"setup_attempts", 1000},
+                                                           {"cycle_ops", 11},
+                                                           {"last_setup_cpu", 77}}) {
+    saved = good;
+    saved[key] = value;
+    EXPECT_FALSE(sweep->RestoreState(saved, &err)) << key << " " << value;
+  }
+  EXPECT_TRUE(sweep->RestoreState(good, &err)) << err;
+}
+
+TEST(RngTest, AllZeroStateIsRefused) {
+  Rng rng(1);
+  const auto before = rng.state();
+  EXPECT_FALSE(rng.set_state({0, 0, 0, 0}));
+  EXPECT_EQ(rng.state(), before);
+  EXPECT_TRUE(rng.set_state({0, 0, 0, 1}));
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ bool CheckpointFromJson(const json& j, Checkpoint* c, std::string* err) {
 
 bool ReadCheckpoint(const std::string& path, Checkpoint* c, std::string* err) {
   std::string text;
-  if (!ReadSmallFile(path, kMaxCheckpointBytes, &text, err))
+  if (!ReadSmallFile(path, kMaxCheckpointBytes, &text, err, nullptr, FileKind::kRegularOnly))
     return false;
   json j;
   if (!ParseJsonText(text, path + ": corrupt checkpoint", &j, err))
@@ -125,7 +125,7 @@ bool ReadCheckpoint(const std::string& path, Checkpoint* c, std::string* err) {
 }
 
 bool WriteCheckpoint(const std::string& path, const Checkpoint& c, std::string* err) {
-  return WriteFileAtomic(path, CheckpointToJson(c).dump() + "\n", err);
+  return WriteFileAtomic(path, DumpJson(CheckpointToJson(c)) + "\n", err);
 }
 
 std::string MoveAside(const std::string& path, const std::string& utc_stamp, std::string* err) {

@@ -252,22 +252,47 @@ json KmodProbeInfoJson(uint32_t id, const cpuhp_probe_info& info) {
   return p;
 }
 
-json KmodNohzJson(const cpuhp_probe_hist& h, const std::vector<uint64_t>& counts,
-                  bool have_counts) {
+namespace {
+
+json Log2Buckets(const cpuhp_probe_hist& h) {
   json buckets = json::array();
   for (int i = 0; i < CPUHP_PROBE_HIST_BUCKETS; ++i)
     if (h.buckets[i])
       buckets.push_back({{"low_ns", i == 0 ? 0 : (uint64_t{1} << i)}, {"count", h.buckets[i]}});
+  return buckets;
+}
+
+double MeanNs(const cpuhp_probe_hist& h) {
+  return h.count ? static_cast<double>(h.sum_ns) / static_cast<double>(h.count) : 0.0;
+}
+
+}  // namespace
+
+json KmodNohzUnavailableJson(const std::string& reason) {
+  return {{"status", "unavailable"}, {"reason", reason}};
+}
+
+json KmodSelfCostJson(const cpuhp_probe_hist& calib) {
+  return {{"calls", calib.count},
+          {"mean_ns", MeanNs(calib)},
+          {"max_ns", calib.max_ns},
+          {"log2_buckets", Log2Buckets(calib)}};
+}
+
+json KmodNohzJson(const cpuhp_probe_hist& h, const std::vector<uint64_t>& counts,
+                  bool have_counts) {
+  json buckets = Log2Buckets(h);
   json targets = json::object();
   if (have_counts) {
     for (size_t cpu = 0; cpu < counts.size(); ++cpu)
       if (counts[cpu])
         targets[std::to_string(cpu)] = counts[cpu];
   }
-  return {{"count", h.count},
+  return {{"status", "ok"},
+          {"count", h.count},
           {"sum_ns", h.sum_ns},
           {"max_ns", h.max_ns},
-          {"mean_ns", h.count ? static_cast<double>(h.sum_ns) / static_cast<double>(h.count) : 0.0},
+          {"mean_ns", MeanNs(h)},
           {"log2_buckets", std::move(buckets)},
           {"targets", std::move(targets)}};
 }
@@ -289,14 +314,29 @@ json KmodSource::ProbeTable() const {
 json KmodSource::NohzJson() const {
   cpuhp_probe_hist h{};
   h.cpu = CPUHP_PROBE_ALL_CPUS;
-  if (ioctl(fd_, CPUHP_PROBE_IOC_HIST, &h) != 0)
-    return {{"error", "hist ioctl: " + Errno(errno)}};
+  if (ioctl(fd_, CPUHP_PROBE_IOC_HIST, &h) != 0) {
+    if (errno != ENODEV)
+      return {{"error", "hist ioctl: " + Errno(errno)}};
+    cpuhp_probe_info info{};
+    info.id = CPUHP_PROBE_NOHZ_TIMER_TARGET;
+    std::string why = "probe not placed";
+    if (ioctl(fd_, CPUHP_PROBE_IOC_PROBE_INFO, &info) == 0 && info.reason[0])
+      why = std::string(info.reason, strnlen(info.reason, sizeof(info.reason)));
+    return KmodNohzUnavailableJson("get_nohz_timer_target not placed: " + why);
+  }
   std::vector<uint64_t> counts(version_.nr_cpu_ids);
   cpuhp_probe_targets t{};
   t.counts_ptr = reinterpret_cast<uintptr_t>(counts.data());
   t.nr = static_cast<uint32_t>(counts.size());
   const bool have_counts = ioctl(fd_, CPUHP_PROBE_IOC_TARGETS, &t) == 0;
-  return KmodNohzJson(h, counts, have_counts);
+  json j = KmodNohzJson(h, counts, have_counts);
+  cpuhp_probe_hist calib{};
+  calib.cpu = CPUHP_PROBE_ALL_CPUS;
+  if (ioctl(fd_, CPUHP_PROBE_IOC_CALIB, &calib) == 0)
+    j["probe_self_cost"] = KmodSelfCostJson(calib);
+  else
+    j["probe_self_cost"] = {{"error", "calib ioctl: " + Errno(errno)}};
+  return j;
 }
 
 void KmodSource::Stop() {
@@ -357,11 +397,17 @@ std::string KmodSummary(const json& report) {
       out += Row(name, Get(ph, "all"));
   }
   const json& nohz = Get(kmod, "get_nohz_timer_target");
-  if (U64(nohz, "count")) {
-    char buf[160];
+  if (nohz.contains("status") && nohz["status"] == "unavailable") {
+    out += "get_nohz_timer_target: unavailable (" + nohz.value("reason", std::string()) + ")\n";
+  } else if (U64(nohz, "count")) {
+    char buf[240];
+    const json& self = Get(nohz, "probe_self_cost");
     std::snprintf(buf, sizeof(buf),
-                  "get_nohz_timer_target: %" PRIu64 " hits, mean %.0f ns, max %" PRIu64 " ns\n",
-                  U64(nohz, "count"), Num(nohz, "mean_ns"), U64(nohz, "max_ns"));
+                  "get_nohz_timer_target: %" PRIu64 " hits, mean %.0f ns, max %" PRIu64
+                  " ns (function + kretprobe; the kretprobe alone: mean %.0f ns over %" PRIu64
+                  " calls of an empty function)\n",
+                  U64(nohz, "count"), Num(nohz, "mean_ns"), U64(nohz, "max_ns"),
+                  Num(self, "mean_ns"), U64(self, "calls"));
     out += buf;
   }
   return out;

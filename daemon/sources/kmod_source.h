@@ -44,6 +44,12 @@ nlohmann::json KmodProbeInfoJson(uint32_t id, const cpuhp_probe_info& info);
 // the CPUHP_PROBE_IOC_TARGETS counts (have_counts false: that ioctl failed).
 nlohmann::json KmodNohzJson(const cpuhp_probe_hist& h, const std::vector<uint64_t>& counts,
                             bool have_counts);
+// The section when HIST failed with ENODEV (get_nohz_timer_target not placed):
+// {"status": "unavailable", "reason"}; never a histogram of zeros.
+nlohmann::json KmodNohzUnavailableJson(const std::string& reason);
+// CPUHP_PROBE_IOC_CALIB's histogram: the kretprobe's own share of every
+// get_nohz_timer_target duration, {"calls", "mean_ns", "max_ns", "log2_buckets"}.
+nlohmann::json KmodSelfCostJson(const cpuhp_probe_hist& calib);
 
 class KmodJoiner {
  public:

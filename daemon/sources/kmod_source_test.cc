@@ -266,5 +266,32 @@ TEST(KmodIoctlDecodeTest, NohzHistogramAndTargets) {
   EXPECT_EQ(KmodNohzJson(h, {}, true)["mean_ns"], 0.0);
 }
 
+// HIST's ENODEV (probe not placed) is a section marked unavailable with the
+// reason, never a histogram of zeros (issue 13 part 3).
+TEST(KmodNohz, NotPlacedIsUnavailableNotZeros) {
+  nlohmann::json j = KmodNohzUnavailableJson("get_nohz_timer_target not placed: not selected");
+  EXPECT_EQ(j["status"], "unavailable");
+  EXPECT_EQ(j["reason"], "get_nohz_timer_target not placed: not selected");
+  EXPECT_FALSE(j.contains("count"));
+  EXPECT_FALSE(j.contains("log2_buckets"));
+  cpuhp_probe_hist h{};
+  EXPECT_EQ(KmodNohzJson(h, {}, true)["status"], "ok");
+}
+
+TEST(KmodNohz, SelfCostFromCalib) {
+  cpuhp_probe_hist c{};
+  c.count = 1000;
+  c.sum_ns = 1500000;
+  c.max_ns = 9000;
+  c.buckets[10] = 990;
+  c.buckets[13] = 10;
+  nlohmann::json j = KmodSelfCostJson(c);
+  EXPECT_EQ(j["calls"], 1000);
+  EXPECT_DOUBLE_EQ(j["mean_ns"].get<double>(), 1500.0);
+  EXPECT_EQ(j["max_ns"], 9000);
+  EXPECT_EQ(j["log2_buckets"], nlohmann::json::parse(R"([{"low_ns": 1024, "count": 990},
+                                                         {"low_ns": 8192, "count": 10}])"));
+}
+
 }  // namespace
 }  // namespace cpuhp

@@ -128,7 +128,8 @@ TEST(RunStatsTest, FailedOpsGoToErrnoTablesNotHistograms) {
                                {"failed", 3},
                                {"readback_mismatches", 0},
                                {"offline_ops", 3},
-                               {"online_ops", 1}}));
+                               {"online_ops", 1},
+                               {"setup_ops", 0}}));
   EXPECT_EQ(j["errors"]["by_errno"], json::parse(R"([{"errno": 5, "name": "EIO", "count": 1},
                                                      {"errno": 16, "name": "EBUSY", "count": 2}])"));
   EXPECT_EQ(j["errors"]["by_cpu"],
@@ -303,12 +304,14 @@ TEST(RunStatsTest, SetupWritesStayOutOfLatencyTables) {
   EXPECT_EQ(j["per_online_count"]["offline"][0]["online_cpus"], 2);
   // Failures per CPU and direction: cpu2 offline (the set-up), cpu3 online.
   for (const json& c : j["per_cpu"]) {
-    if (c["cpu"] == 2)
+    if (c["cpu"] == 2) {
       EXPECT_EQ(std::make_pair(c["offline_failed"], c["online_failed"]),
                 std::make_pair(json(1), json(0)));
-    if (c["cpu"] == 3)
+    }
+    if (c["cpu"] == 3) {
       EXPECT_EQ(std::make_pair(c["offline_failed"], c["online_failed"]),
                 std::make_pair(json(0), json(1)));
+    }
   }
   // The checkpoint keeps all of it.
   RunStats back;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <system_error>
 
 namespace cpuhp {
@@ -125,12 +126,10 @@ bool CheckOutputPath(const std::string& path, std::string* err) {
     *err = path + ": directory " + dir + ": " + ErrnoText(rc != 0 ? errno : ENOTDIR);
     return false;
   }
-  const std::string probe = dir + "/.cpuhp-stress-probe." + std::to_string(getpid());
-  int fd = OpenExclusive(probe);
-  if (fd < 0 && errno == EEXIST) {
-    unlink(probe.c_str());
-    fd = OpenExclusive(probe);
-  }
+  // A new file under a name nobody could guess (mkostemp: O_CREAT|O_EXCL),
+  // never one a planted symlink points at.
+  std::string probe = dir + "/.cpuhp-stress-probe.XXXXXX";
+  const int fd = mkostemp(probe.data(), O_CLOEXEC);
   if (fd < 0) {
     *err = path + ": cannot write in " + dir + ": " + ErrnoText(errno);
     return false;

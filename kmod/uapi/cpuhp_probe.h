@@ -15,7 +15,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-#define CPUHP_PROBE_API_VERSION 1
+#define CPUHP_PROBE_API_VERSION 2
 #define CPUHP_PROBE_DEVICE "/dev/cpuhp_probe"
 
 /* Probe ids: the index into the probe table. Names are the kernel functions. */
@@ -74,9 +74,10 @@ struct cpuhp_probe_info {
 	__u32 selected;		/* 1: asked for by the probes= parameter */
 	__s32 error;		/* -errno of the last registration attempt */
 	char name[CPUHP_PROBE_NAME_LEN];	/* canonical function name */
-	char symbol[CPUHP_PROBE_NAME_LEN];	/* symbol placed (may be .constprop.N) */
+	/* symbols placed, ','-separated (e.g. "_cpu_up,_cpu_up.constprop.0"), "+" at the end if cut */
+	char symbol[CPUHP_PROBE_NAME_LEN];
 	char reason[CPUHP_PROBE_REASON_LEN];	/* why not placed; "" if placed */
-	__u64 hits;		/* return handler runs */
+	__u64 hits;		/* return handler runs, all symbols */
 	__u64 nmissed;		/* kretprobe nmissed + kprobe nmissed */
 	__u64 dropped;		/* records lost to a full ring */
 };
@@ -97,6 +98,11 @@ struct cpuhp_probe_hist {
 };
 
 /*
+ * HIST and TARGETS fail with ENODEV when get_nohz_timer_target is not placed:
+ * an absent probe is not a probe with zero hits.
+ */
+
+/*
  * How often get_nohz_timer_target returned each CPU, summed over executing
  * CPUs. In: counts_ptr (user array of __u64), nr (its length). Out: nr_cpu_ids,
  * counts[0 .. min(nr, nr_cpu_ids) - 1].
@@ -114,5 +120,14 @@ struct cpuhp_probe_targets {
 #define CPUHP_PROBE_IOC_TARGETS _IOWR(CPUHP_PROBE_IOC_MAGIC, 4, struct cpuhp_probe_targets)
 /* Empties the rings, zeroes hits, dropped, histograms and target counts. */
 #define CPUHP_PROBE_IOC_RESET _IO(CPUHP_PROBE_IOC_MAGIC, 5)
+/*
+ * The probe's own cost: every get_nohz_timer_target duration is the function
+ * plus part of the kretprobe (entry timestamp to return timestamp). CALIB
+ * calls a near-empty module function CPUHP_PROBE_CALIB_CALLS times under the
+ * same handlers and returns their histogram (cpu: CPUHP_PROBE_ALL_CPUS).
+ * ENODEV when get_nohz_timer_target or the calibration probe is not placed.
+ */
+#define CPUHP_PROBE_CALIB_CALLS 1000
+#define CPUHP_PROBE_IOC_CALIB _IOR(CPUHP_PROBE_IOC_MAGIC, 6, struct cpuhp_probe_hist)
 
 #endif /* _UAPI_CPUHP_PROBE_H */

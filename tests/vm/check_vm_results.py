@@ -83,6 +83,62 @@ nohz = dump.get("nohz", {})
 check(nohz.get("count", 0) > 0 and sum(nohz.get("buckets", [])) == nohz.get("count"),
       f"get_nohz_timer_target histogram non-empty and consistent ({nohz.get('count')})")
 
+# --- the module review (issue 13 part 3, cpuhp_probe_review.c) ---------------
+for step in ("selfhits", "histcons", "calib", "insmod_small", "gaps", "targets", "rmmod_small",
+             "insmod_nonohz", "enodev", "rmmod_nonohz"):
+    check(status.get(step) == "0", f"{step} exit status 0 (got {status.get(step)})")
+def review(name):
+    try:
+        return json.loads(files.get(name + ".json", b"{}"))
+    except ValueError:
+        return {}
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if v else None
+sh = review("selfhits")
+mc, mo, mp = (median(sh.get(k, [])) for k in ("closed", "open", "poll"))
+if None not in (mc, mo, mp):
+    # The old 100 Hz unpinned timer, armed from open() on, added ~100 hits/s on 6.1.
+    check(mo - mc < 25 and mp - mc < 25,
+          f"wake timer adds no get_nohz_timer_target hits: per s closed {sh['closed']}, open {sh['open']}, "
+          f"reader in poll {sh['poll']} (medians {mc}, {mo}, {mp})")
+else:
+    check(False, f"selfhits ran ({sh})")
+hc = review("histcons")
+check(hc.get("inconsistent") == 0 and hc.get("grew", 0) > 0,
+      f"HIST snapshots consistent under load (count == sum of buckets): {hc}")
+cal = review("calib")
+check(cal.get("count") == 1000 and cal.get("sum_ns", 0) > 0, f"CALIB: 1000 calls measured ({cal.get('count')})")
+if cal.get("count"):
+    print(f"info kretprobe self-cost (CALIB, empty function): mean {cal['sum_ns'] / cal['count']:.0f} ns, "
+          f"max {cal['max_ns']} ns")
+gp = review("gaps")
+missing, dropped = gp.get("missing", 0), gp.get("dropped", 0)
+check(dropped > 0 and 0 < missing <= dropped and missing == gp.get("max_seq", 0) + 1 - gp.get("records", 0),
+      f"ring_records=16: dropped records leave sequence gaps ({gp})")
+tg = review("targets")
+counts = tg.get("counts", [])
+# With nohz_full= only the housekeeping CPUs are ever targets (cpu0 in the
+# 16-vCPU guest): then nothing lands in the shared counters, rightly.
+nohz_full = re.search(r"Command line:.*\bnohz_full=\S+", dmesg) is not None
+check(counts and tg.get("before", 0) - smp <= tg.get("sum", -1) <= tg.get("after", -1)
+      and (smp <= 2 or nohz_full or sum(counts[2:]) > 0),
+      f"targets_pcpu_max=2: every hit counted once, cpu2+ in the shared counters"
+      f"{' (nohz_full: housekeeping targets only)' if nohz_full else ''} ({tg})")
+ksyms = {}
+for line in files.get("kallsyms.txt", b"").decode(errors="replace").splitlines():
+    parts = line.split()
+    if len(parts) >= 3 and len(parts) < 4 and ".cold" not in parts[2] and ".part." not in parts[2]:
+        ksyms.setdefault(parts[2].split(".")[0], set()).add(parts[2])
+for name, p in probes.items():
+    if not p.get("placed"):
+        continue
+    placed = set(p.get("symbol", "").rstrip("+").split(","))
+    want = ksyms.get(name, set())
+    check(want <= placed, f"probe {name}: every variant in kallsyms placed ({sorted(want)} vs {sorted(placed)})")
+    if len(placed) > 1:
+        print(f"info probe {name}: {len(placed)} variants placed, hits summed: {sorted(placed)}")
+
 # --- the daemon runs ---------------------------------------------------------
 if not with_daemon:
     print("info no daemon in this guest: module proven with the static reader only")
@@ -136,6 +192,16 @@ if withmod:
         isolated = set(range(int(m.group(1)), int(m.group(2)) + 1))
         bad_targets = [c for c in nz.get("targets", {}) if int(c) in isolated]
         check(not bad_targets, f"nohz_full: get_nohz_timer_target returned only housekeeping CPUs ({nz.get('targets')})")
+    self_cost = nz.get("probe_self_cost", {})
+    check(nz.get("status") == "ok" and self_cost.get("calls") == 1000 and self_cost.get("mean_ns", 0) > 0,
+          f"daemon: get_nohz_timer_target status ok, kretprobe self-cost beside it ({self_cost.get('mean_ns')} ns "
+          f"mean over {self_cost.get('calls')} calls)")
+nonohz = report("nonohz.json")
+check(status.get("daemon_nonohz") == "0" and nonohz is not None, "daemon report with probes=takedown_cpu")
+if nonohz:
+    nz = nonohz.get("timing_sources", {}).get("kmod", {}).get("get_nohz_timer_target", {})
+    check(nz.get("status") == "unavailable" and "not selected" in nz.get("reason", "") and "count" not in nz,
+          f"probes=takedown_cpu: daemon reports get_nohz_timer_target unavailable with the reason, no zeros ({nz})")
 nomod2 = report("nomod2.json")
 check(nomod2 is not None, "daemon report after rmmod")
 if nomod and withmod and nomod2:

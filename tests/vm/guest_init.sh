@@ -56,10 +56,50 @@ cpuhp_probe_dump dump > /tmp/dump.json 2>&1
 status dump $?
 emit dump.json /tmp/dump.json
 
-# 4. Same loop again with the module loaded vs unloaded is in the daemon runs.
+# 4. The module review (issue 13 part 3, tests/vm/cpuhp_probe_review.c):
+#    no get_nohz_timer_target hits of the module's own (wake timer), HIST
+#    snapshots consistent under load, the probe's self-cost, the variants
+#    kallsyms holds for each probed name.
+review() {  # review NAME ARGS...
+	n=$1
+	shift
+	cpuhp_probe_review "$@" > /tmp/$n.json 2>&1
+	status "$n" $?
+	emit "$n.json" /tmp/$n.json
+}
+review selfhits selfhits 5
+review histcons histcons 3000
+review calib calib
+grep -E ' (__cpu_up|native_cpu_up|cpuhp_kick_ap_alive|cpuhp_bringup_ap|bringup_cpu|takedown_cpu|take_cpu_down|_cpu_up|_cpu_down|get_nohz_timer_target)(\.[a-z0-9.]+)?$' \
+	/proc/kallsyms > /tmp/kallsyms.txt
+emit kallsyms.txt /tmp/kallsyms.txt
 rmmod cpuhp_probe
 status rmmod $?
 mark "SLEEPLOOP after $(cpuhp_probe_dump sleeploop $loops)"
+# Small rings and two per-CPU target counters: toggling every CPU three
+# times overflows the rings (sequence gaps = dropped) and targets of cpu2+
+# land in the shared counters.
+insmod /bin/cpuhp_probe.ko ring_records=16 targets_pcpu_max=2
+status insmod_small $?
+for r in 1 2 3; do
+	for c in $(ls -d /sys/devices/system/cpu/cpu[0-9]* | sed 's/.*cpu//'); do
+		[ -f /sys/devices/system/cpu/cpu$c/online ] || continue
+		echo 0 > /sys/devices/system/cpu/cpu$c/online
+		echo 1 > /sys/devices/system/cpu/cpu$c/online
+	done
+done
+cpuhp_probe_dump sleeploop 500 > /dev/null
+review gaps gaps
+review targets targets
+rmmod cpuhp_probe
+status rmmod_small $?
+# Without get_nohz_timer_target: its sections are ENODEV, never zeros.
+insmod /bin/cpuhp_probe.ko probes=takedown_cpu
+status insmod_nonohz $?
+review enodev enodev
+run_daemon nonohz /tmp/kmod.json
+rmmod cpuhp_probe
+status rmmod_nonohz $?
 # A second run without the module: with-module latency is compared with
 # the mean of the runs before and after it (TCG warms up over time).
 run_daemon nomod2 /tmp/kmod.json

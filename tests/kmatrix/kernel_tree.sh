@@ -1,0 +1,324 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Kernel trees for the module's compile matrix (issue 13 part 1), fetched and
+# prepared once per machine in /var/cache/cpuhp-stress/kmatrix:
+#
+#   kernel_tree.sh cells               the cells, one per line
+#   kernel_tree.sh fetch [CELL...]     downloads only (all cells by default)
+#   kernel_tree.sh kdir CELL           fetch + prepare; prints "KDIR ARCH=.. [CROSS_COMPILE=..]"
+#   kernel_tree.sh build CELL [SRC]    builds kmod/ with W=1 against CELL; fails on any warning
+#   kernel_tree.sh debian SERIES ARCH  Debian's headers (+kbuild) root for SERIES 6.1|6.12
+#   kernel_tree.sh image SERIES ARCH   Debian's kernel image + busybox-static root (guests)
+#
+# Cells: deb6.1-ARCH and deb6.12-ARCH (Debian's own headers from bookworm's
+# index, ARCH amd64 arm64 ppc64el), src7.2-ARCH (linux-source-7.2 from sid,
+# reached through a private apt list and lists directory, never the system's
+# sources, prepared with bookworm's gcc-12 / cross gcc-12) and
+# src6.12-riscv64 (bookworm's linux-source-6.12 for riscv, an architecture the
+# module has no case for). Versions are resolved by apt at run time; every
+# cache entry is keyed by the exact version (trees also by a hash of the
+# src_tree function, the options and the compiler) and is built in a temporary
+# directory renamed into place, so an interrupted run leaves nothing half-made.
+# A failed download is retried 3 times, then fails (exit 1), never skips.
+set -euo pipefail
+self=$(realpath "$0")
+here=$(dirname "$self")
+cache=${CPUHP_KMATRIX_CACHE:-/var/cache/cpuhp-stress/kmatrix}
+sid_mirror=${CPUHP_SID_MIRROR:-http://deb.debian.org/debian}
+log() { echo "kernel_tree: $*" >&2; }
+die() { log "$*"; exit 1; }
+mkdir -p "$cache/debs" "$cache/tmp"
+
+all_cells="deb6.1-amd64 deb6.1-arm64 deb6.1-ppc64el deb6.12-amd64 deb6.12-arm64 deb6.12-ppc64el
+src7.2-amd64 src7.2-arm64 src7.2-ppc64el src6.12-riscv64"
+
+# arch_vars ARCH: Debian flavour, kernel ARCH, cross prefix
+arch_vars() {
+	case "$1" in
+	amd64) flavour=amd64 karch=x86 cross= ;;
+	arm64) flavour=arm64 karch=arm64 cross=aarch64-linux-gnu- ;;
+	ppc64el) flavour=powerpc64le karch=powerpc cross=powerpc64le-linux-gnu- ;;
+	riscv64) flavour=riscv64 karch=riscv cross=riscv64-linux-gnu- ;;
+	*) die "unknown architecture '$1' (amd64 arm64 ppc64el riscv64)" ;;
+	esac
+	dpkg_arch=$1
+}
+
+# retry CMD...: 3 attempts, 5 s apart
+retry() {
+	local i
+	for i in 1 2 3; do
+		"$@" && return 0
+		[ "$i" = 3 ] || { log "attempt $i of: $* failed; retrying in 5 s"; sleep 5; }
+	done
+	return 1
+}
+
+# download PKG=VERSION...: into $cache/debs (kept by file name, which holds the
+# version); prints nothing. Fails after 3 attempts with apt's output.
+download() {
+	local missing=() spec name ver f
+	for spec in "$@"; do
+		name=${spec%%=*} ver=${spec#*=}
+		f=$(ls "$cache/debs/${name%%:*}_${ver//:/%3a}_"*.deb 2>/dev/null | head -1 || true)
+		[ -n "$f" ] || missing+=("$spec")
+	done
+	[ ${#missing[@]} = 0 ] && return 0
+	log "downloading ${missing[*]}"
+	retry bash -c 'cd "$1" && shift && apt-get "$@"' _ "$cache/debs" "${apt_opts[@]}" download -q \
+		"${missing[@]}" >"$cache/tmp/download.log" 2>&1 ||
+		{ cat "$cache/tmp/download.log" >&2; die "apt-get download ${missing[*]} failed 3 times"; }
+}
+
+deb_file() { ls "$cache/debs/${1%%:*}_${2//:/%3a}_"*.deb | head -1; }
+
+# This machine's apt keeps no binary package cache (Dir::Cache::pkgcache ""):
+# every apt-cache call would parse all lists again (8 s). A private cache,
+# rebuilt by apt when the lists change.
+mkdir -p "$cache/apt-bookworm"
+bookworm_opts=(-o Dir::Cache::pkgcache="$cache/apt-bookworm/pkgcache.bin"
+	-o Dir::Cache::srcpkgcache="$cache/apt-bookworm/srcpkgcache.bin")
+apt_opts=("${bookworm_opts[@]}")
+# sid through its own list, lists and cache directories (the system's
+# package cache stays bookworm's). Refreshed once a day at most.
+use_sid() {
+	local d=$cache/sid-apt
+	mkdir -p "$d/lists/partial" "$d/cache/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $sid_mirror sid main" >"$d/sources.list"
+	apt_opts=(-o Dir::Etc::sourcelist="$d/sources.list" -o Dir::Etc::sourceparts=-
+		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache"
+		-o Dir::Cache::pkgcache="$d/cache/pkgcache.bin" -o Dir::Cache::srcpkgcache="$d/cache/srcpkgcache.bin"
+		-o APT::Architecture=amd64 -o APT::Architectures=amd64)
+	if [ -z "$(find "$d/lists" -maxdepth 1 -name '*_Packages*' -mtime -1 2>/dev/null)" ]; then
+		log "apt-get update (sid, private lists in $d)"
+		retry apt-get "${apt_opts[@]}" update -q >"$cache/tmp/sid-update.log" 2>&1 ||
+			{ cat "$cache/tmp/sid-update.log" >&2; die "apt-get update of sid failed 3 times"; }
+	fi
+}
+
+candidate() { apt-cache "${apt_opts[@]}" policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p'; }
+
+# debian_pkgs SERIES: sets abi, kver, hdr_pkg, common_pkg, kbuild_pkg, image_pkg
+debian_pkgs() {
+	local series=$1
+	case "$series" in
+	6.1)
+		# the linux-image-FLAVOUR metapackage names the current ABI
+		image_pkg=$(apt-cache "${apt_opts[@]}" depends "linux-image-$flavour:$dpkg_arch" 2>/dev/null |
+			sed -n "s/^ *Depends: \(linux-image-[0-9][^ :]*-$flavour\)\(:[a-z0-9]*\)\{0,1\}$/\1/p" | awk 'NR == 1')
+		;;
+	6.12)
+		image_pkg=$(apt-cache "${apt_opts[@]}" pkgnames linux-image-6.12. |
+			grep -E "^linux-image-6\.12\.[0-9]+\+deb12-$flavour\$" | sort -V | tail -1 || true)
+		;;
+	*) die "unknown Debian series '$series' (6.1 6.12)" ;;
+	esac
+	[ -n "$image_pkg" ] || die "apt knows no Debian $series kernel for $flavour (apt-get update?)"
+	abi=${image_pkg#linux-image-}
+	abi=${abi%-"$flavour"}
+	hdr_pkg=linux-headers-$abi-$flavour
+	common_pkg=linux-headers-$abi-common
+	kver=$(candidate "$hdr_pkg:$dpkg_arch")
+	[ -n "$kver" ] && [ "$kver" != "(none)" ] || die "no candidate for $hdr_pkg:$dpkg_arch"
+	kbuild_pkg=$(apt-cache "${apt_opts[@]}" depends "$hdr_pkg:$dpkg_arch" |
+		sed -n 's/^ *Depends: \(linux-kbuild-[^ :<>]*\)\(:[a-z0-9]*\)\{0,1\}$/\1/p' | awk 'NR == 1')
+	[ -n "$kbuild_pkg" ] || die "cannot resolve the kbuild package of $hdr_pkg"
+}
+
+debian_fetch() {
+	arch_vars "$2"
+	debian_pkgs "$1"
+	# kbuild is the host's (amd64) build of the same version: its fixdep
+	# and modpost run here and handle every target.
+	download "$hdr_pkg:$dpkg_arch=$kver" "$common_pkg=$kver" "$kbuild_pkg:$(dpkg --print-architecture)=$kver"
+}
+
+# debian_root SERIES ARCH: prints the headers tree (usable as KDIR)
+debian_root() {
+	debian_fetch "$1" "$2"
+	local out=$cache/deb-$abi-$flavour-$kver tmp d
+	local hdrs=$out/usr/src/linux-headers-$abi-$flavour
+	if [ ! -d "$out" ]; then
+		tmp=$(mktemp -d "$cache/tmp/deb.XXXXXX")
+		for d in "$hdr_pkg" "$common_pkg" "$kbuild_pkg"; do
+			dpkg-deb -x "$(deb_file "$d" "$kver")" "$tmp"
+		done
+		# The arch headers name the common tree and kbuild by absolute
+		# paths: point them at the final location of this tree.
+		sed -i "s|[^ ]*/usr/src/linux-headers-$abi-common/|$out/usr/src/linux-headers-$abi-common/|g" \
+			"$tmp/usr/src/linux-headers-$abi-$flavour/Makefile"
+		for d in scripts tools; do
+			[ -L "$tmp/usr/src/linux-headers-$abi-$flavour/$d" ] &&
+				ln -sfn "$out/usr/lib/$kbuild_pkg/$d" "$tmp/usr/src/linux-headers-$abi-$flavour/$d"
+		done
+		mv -T "$tmp" "$out" 2>/dev/null || rm -rf "$tmp"  # a concurrent run won: use its tree
+	fi
+	echo "$hdrs"
+}
+
+# image_root SERIES ARCH: prints a root with boot/{vmlinuz,vmlinux,config}-ABI-FLAVOUR and bin/busybox
+image_root() {
+	arch_vars "$2"
+	debian_pkgs "$1"
+	local bb_ver out tmp
+	bb_ver=$(candidate "busybox-static:$dpkg_arch")
+	download "$image_pkg:$dpkg_arch=$kver" "busybox-static:$dpkg_arch=$bb_ver"
+	out=$cache/img-$abi-$flavour-$kver
+	if [ ! -d "$out" ]; then
+		tmp=$(mktemp -d "$cache/tmp/img.XXXXXX")
+		# only /boot of the image package: its modules are not needed
+		dpkg-deb --fsys-tarfile "$(deb_file "$image_pkg" "$kver")" | tar -x -C "$tmp" ./boot
+		dpkg-deb -x "$(deb_file busybox-static "$bb_ver")" "$tmp"
+		mv -T "$tmp" "$out" 2>/dev/null || rm -rf "$tmp"
+	fi
+	echo "$out"
+}
+
+# --- prepared source trees ----------------------------------------------------
+# Options every tree must end up with (checked in the final .config).
+tree_options="KPROBES KRETPROBES MODULES MODULE_UNLOAD SMP HOTPLUG_CPU"
+
+src_vars() {  # src_vars SERIES: src_pkg and its version (sid for 7.2)
+	case "$1" in
+	7.2) use_sid; src_pkg=linux-source-7.2 ;;
+	6.12) apt_opts=("${bookworm_opts[@]}"); src_pkg=linux-source-6.12 ;;
+	*) die "no source series '$1'" ;;
+	esac
+	src_ver=$(candidate "$src_pkg")
+	[ -n "$src_ver" ] && [ "$src_ver" != "(none)" ] || die "apt knows no $src_pkg"
+}
+
+src_fetch() { src_vars "$1"; download "$src_pkg=$src_ver"; }
+
+# src_tree SERIES ARCH: prints the prepared tree
+src_tree() {
+	local series=$1 key out tmp top start o
+	arch_vars "$2"
+	src_fetch "$series"
+	# keyed by what makes the tree: this function's code (declare -f drops
+	# comments), the options, the compiler
+	key=$( (declare -f src_tree; echo "$tree_options"; "${cross}gcc-12" --version | head -1) |
+		sha256sum | cut -c1-12)
+	out=$cache/tree-$src_ver-$dpkg_arch-$key
+	[ -f "$out/.config" ] && { echo "$out"; return; }
+	exec 8>"$cache/tmp/tree-$src_ver-$dpkg_arch.lock"
+	flock 8
+	[ -f "$out/.config" ] && { echo "$out"; return; }
+	command -v "${cross}gcc" >/dev/null || die "${cross}gcc not installed (tools/setup.sh installs it)"
+	start=$(date +%s.%N)
+	tmp=$(mktemp -d "$cache/tmp/tree.XXXXXX")
+	tree_tmp=$tmp  # global: the EXIT trap reads it
+	trap 'rm -rf "$tree_tmp"' EXIT
+	top=${src_pkg}
+	# Only what Kconfig and modules_prepare read: no documentation, no
+	# other architecture's code, no driver/sound/net/fs sources (their
+	# Kconfig and Makefiles stay), no perf/selftests.
+	local ex=(--exclude="$top/Documentation/*.rst" --exclude="$top/Documentation/devicetree"
+		--exclude="$top/Documentation/translations" --exclude="$top/samples/*.c"
+		--exclude="$top/tools/testing" --exclude="$top/tools/perf" --exclude="$top/tools/power"
+		--exclude="$top/drivers/*.c" --exclude="$top/sound/*.c" --exclude="$top/net/*.c"
+		--exclude="$top/fs/*.c" --exclude="$top/drivers/gpu/drm/*.h" --exclude="$top/drivers/net/*.h")
+	for a in alpha arc arm csky hexagon loongarch m68k microblaze mips nios2 openrisc parisc s390 sh sparc um xtensa \
+		x86 arm64 powerpc riscv; do
+		# other architectures: only their Kconfig files (crypto/Kconfig
+		# sources every arch/*/crypto/Kconfig)
+		[ "$a" = "$karch" ] || ex+=(--exclude="$top/arch/$a/*.[chS]" --exclude="$top/arch/$a/boot"
+			--exclude="$top/arch/$a/configs" --exclude="$top/arch/$a/*.dts*")
+	done
+	dpkg-deb --fsys-tarfile "$(deb_file "$src_pkg" "$src_ver")" |
+		tar -xO --wildcards "*/$src_pkg.tar.xz" | tar -xJ -C "$tmp" --wildcards "${ex[@]}"
+	local mk=(-C "$tmp/$top" ARCH="$karch" CROSS_COMPILE="$cross" HOSTCC=gcc-12 CC="${cross}gcc-12" -j"$(nproc)")
+	make -s "${mk[@]}" defconfig >"$tmp/prepare.log" 2>&1 || { cat "$tmp/prepare.log" >&2; die "defconfig failed"; }
+	for o in $tree_options; do "$tmp/$top/scripts/config" --file "$tmp/$top/.config" -e "$o"; done
+	# no debug info, BTF or signing: nothing a module build reads
+	"$tmp/$top/scripts/config" --file "$tmp/$top/.config" -d DEBUG_INFO -d DEBUG_INFO_BTF -d MODULE_SIG \
+		-d DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT -e DEBUG_INFO_NONE
+	make -s "${mk[@]}" olddefconfig >>"$tmp/prepare.log" 2>&1 || { cat "$tmp/prepare.log" >&2; die "olddefconfig failed"; }
+	for o in $tree_options; do
+		grep -qx "CONFIG_$o=y" "$tmp/$top/.config" || die "Kconfig dropped CONFIG_$o for $dpkg_arch $src_ver"
+	done
+	make "${mk[@]}" modules_prepare >>"$tmp/prepare.log" 2>&1 ||
+		{ tail -40 "$tmp/prepare.log" >&2; die "modules_prepare failed ($src_pkg $src_ver, $dpkg_arch)"; }
+	mv "$tmp/prepare.log" "$tmp/$top/.prepare.log"
+	mv -T "$tmp/$top" "$out"
+	rm -rf "$tmp"
+	log "prepared $out in $(echo "$(date +%s.%N) - $start" | bc | cut -d. -f1) s"
+	echo "$out"
+}
+
+# cell_kdir CELL: sets kdir and mk_args
+cell_kdir() {
+	local cell=$1 series=${1%%-*} arch=${1#*-}
+	case " $(echo $all_cells) " in *" $cell "*) ;; *) die "unknown cell '$cell' (kernel_tree.sh cells)" ;; esac
+	case "$series" in
+	deb*) kdir=$(debian_root "${series#deb}" "$arch") ;;
+	src*) kdir=$(src_tree "${series#src}" "$arch") ;;
+	esac
+	arch_vars "$arch"
+	mk_args=(ARCH="$karch")
+	[ -z "$cross" ] || mk_args+=(CROSS_COMPILE="$cross")
+	case "$series" in
+	# no vmlinux, so no Module.symvers: modpost cannot check the kernel
+	# symbols the module uses; it lists them as warnings (filtered below)
+	src*) mk_args+=(CC="${cross}gcc-12" HOSTCC=gcc-12 KBUILD_MODPOST_WARN=1) ;;
+	# Debian's 6.12 config has DEBUG_INFO_BTF_MODULES: BTF needs pahole
+	# (dwarves) and a vmlinux; the compile matrix does not need BTF.
+	deb6.12) mk_args+=(CONFIG_DEBUG_INFO_BTF_MODULES=) ;;
+	esac
+}
+
+cell_fetch() {
+	local series=${1%%-*} arch=${1#*-}
+	case "$series" in
+	deb*) debian_fetch "${series#deb}" "$arch" ;;
+	src*) src_fetch "${series#src}" ;;
+	esac
+}
+
+# build CELL SRC: copies Kbuild + kmod/ to a scratch directory (the tree
+# under test stays clean), builds with W=1, fails on any compiler warning.
+cell_build() {
+	local cell=$1 src=$2 t0 t1 rc=0 dkms_ver mod_ver
+	t0=$(date +%s.%N)
+	cell_kdir "$cell"
+	t1=$(date +%s.%N)
+	work=$(mktemp -d /var/tmp/cpuhp-kmatrix.XXXXXX)  # global: the EXIT trap reads it
+	trap 'rm -rf "$work"' EXIT
+	cp -r "$src/kmod" "$work/"
+	rm -f "$work/kmod"/*.o "$work/kmod"/*.ko "$work/kmod"/*.mod* "$work/kmod"/.*.cmd
+	make -C "$kdir" M="$work/kmod" "${mk_args[@]}" W=1 modules >"$work/build.log" 2>&1 || rc=$?
+	cat "$work/build.log"
+	[ "$rc" = 0 ] || die "$cell: module build failed (exit $rc)"
+	[ -f "$work/kmod/cpuhp_probe.ko" ] || die "$cell: no cpuhp_probe.ko"
+	# A prepared-only tree has no vmlinux and so no Module.symvers: modpost
+	# says so and lists the kernel symbols it cannot check. Nothing else
+	# may warn.
+	if grep -iE 'warning|error' "$work/build.log" |
+		grep -vE 'Module\.symvers is missing|modpost: "[a-z_0-9]+" \[.*cpuhp_probe\.ko\] undefined!|unresolved symbol errors|KBUILD_MODPOST_WARN|suppressed [0-9]+ unresolved symbol warnings'; then
+		die "$cell: the module build warns (above)"
+	fi
+	# MODULE_VERSION is the DKMS package version
+	dkms_ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$src/kmod/dkms.conf")
+	mod_ver=$(modinfo -F version "$work/kmod/cpuhp_probe.ko")
+	[ -n "$dkms_ver" ] && [ "$mod_ver" = "$dkms_ver" ] ||
+		die "$cell: MODULE_VERSION '$mod_ver' is not kmod/dkms.conf's PACKAGE_VERSION '$dkms_ver'"
+	log "$cell: ok, version $mod_ver (tree $(echo "$t1 - $t0" | bc) s, build $(echo "$(date +%s.%N) - $t1" | bc) s, $kdir)"
+}
+
+main() {
+cmd=${1:-}
+shift || true
+case "$cmd" in
+cells) echo "$all_cells" | tr ' ' '\n' | grep . ;;
+fetch)
+	[ $# -gt 0 ] || set -- $all_cells
+	for c in "$@"; do cell_fetch "$c"; done ;;
+kdir) cell_kdir "${1:?kdir CELL}"; echo "$kdir ${mk_args[*]}" ;;
+build) cell_build "${1:?build CELL [SRC]}" "$(realpath "${2:-$here/../..}")" ;;
+debian) debian_root "${1:?debian SERIES ARCH}" "${2:?debian SERIES ARCH}" ;;
+image) image_root "${1:?image SERIES ARCH}" "${2:?image SERIES ARCH}" ;;
+*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH" >&2; exit 2 ;;
+esac
+}
+# one line: bash has read the whole script before it runs (safe to edit meanwhile)
+main "$@"; exit $?
