@@ -2,12 +2,12 @@
 // Per-operation costs of the pipeline's parts (Google Benchmark).
 #include <benchmark/benchmark.h>
 
-#include "stats/histogram.h"
-#include "run/oplog.h"
-#include "util/rng.h"
-#include "stats/run_stats.h"
-#include "run/runner.h"
 #include "machine/sim_cpu_control.h"
+#include "run/oplog.h"
+#include "run/runner.h"
+#include "stats/histogram.h"
+#include "stats/run_stats.h"
+#include "util/rng.h"
 
 namespace cpuhp {
 namespace {

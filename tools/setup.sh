@@ -1,83 +1,222 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 # One entry point for a fresh Debian 12 machine, as root:
-#   tools/setup.sh run    install packages, build, run the built-in default job
-#   tools/setup.sh test   install packages, build (warnings as errors; ASan/UBSan;
-#                         clang + libFuzzer), run the whole test suite in each
+#   tools/setup.sh run    install what building and running need, build
+#                         build/ (nothing else), run the built-in default job;
+#                         any architecture Debian builds (amd64, arm64, ppc64el)
+#   tools/setup.sh check  the quick tier, for development (< 10 min on 2 cores):
+#                         one build (build-asan/: ASan/UBSan, warnings as
+#                         errors) and every test registered there: unit,
+#                         schema, lint, verdicts, the real-CPU tests, the fuzz
+#                         input replays, the systemd units, this harness
+#   tools/setup.sh test   the full tier (.ci/run; < 60 min on a fresh 2-core
+#                         machine): the fetch step, then check's build and
+#                         tests, build-o2/ (-O2: guests, 10 M-op soak) and
+#                         build-fuzz/ (clang + libFuzzer, 60 s per target)
+#   tools/setup.sh fetch  the fetch step alone: every tests/*/fetch, retried
+#   tools/setup.sh packages run|check|test   the packages a tier installs
+#   tools/setup.sh cmake-args DIR            the options DIR is configured with
+#
+# check and test end with the summary of tests/ctest_summary.py: tests run,
+# passed, failed, skipped with reasons, and the line "N passed, N failed,
+# N skipped". A skip not listed in tests/expected-skips (or whose condition
+# does not hold here) fails the run, as does a test that did not run.
+# Fault injection on this machine's own cpu1 stays off (it once left a
+# host's cpu1 unable to come back); vm_real_tests proves it in a guest on
+# every run. CPUHP_REAL_FAULTS=ON tools/setup.sh check|test asks for it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-}
-case "$mode" in run|test) ;; *) echo "usage: tools/setup.sh run|test" >&2; exit 2;; esac
+usage() { echo "usage: tools/setup.sh run|check|test|fetch | packages run|check|test | cmake-args DIR" >&2; exit 2; }
+
+# --- packages, per tier -----------------------------------------------------------
+# run: the compiler, CMake and the daemon's libraries (CMakeLists.txt's
+# find_package/pkg_check_modules; libtracefs/libtraceevent read the cpuhp
+# tracepoints), all in Debian for every architecture.
+pkgs_run=(build-essential cmake pkg-config libspdlog-dev nlohmann-json3-dev libcli11-dev
+          libsystemd-dev libtracefs-dev libtraceevent-dev)
+# check: the unit tests, the schema validator, clang-format, the verdicts
+# test's Chromium (HTML) and YAML (LAVA), systemd-analyze (units), stress-ng
+# and bc (real-CPU health and bench checks).
+pkgs_check=("${pkgs_run[@]}" libgtest-dev python3 python3-jsonschema python3-yaml
+            clang-format chromium systemd stress-ng bc)
+# test: the benches, clang + libFuzzer, the guests (QEMU, busybox, cpio,
+# debootstrap, Debian's amd64 kernel for systemd_vm; flex/bison/libelf to
+# build the real-hotplug guest's kernel; cross compilers for arm64/ppc64el;
+# tests/kmatrix: gcc-12, riscv64 cross gcc, libssl-dev, xz-utils).
+pkgs_test=("${pkgs_check[@]}" libbenchmark-dev clang libclang-rt-14-dev
+           qemu-system-x86 busybox-static cpio debootstrap linux-image-amd64
+           flex bison libelf-dev
+           gcc-12 gcc-riscv64-linux-gnu libssl-dev xz-utils
+           gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
+           gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
+           qemu-system-ppc)
+packages() {  # packages TIER: one per line
+  case "$1" in
+  run) printf '%s\n' "${pkgs_run[@]}" ;;
+  check) printf '%s\n' "${pkgs_check[@]}" ;;
+  test) printf '%s\n' "${pkgs_test[@]}" ;;
+  *) usage ;;
+  esac
+}
+
+# --- build directories: every option explicit ----------------------------------------
+# A tree configured by someone else (or by an older setup.sh) must not decide
+# what runs: each configure names every CPUHP_* option and cache variable
+# (tests/setup_test.py checks that against the CMakeLists.txt files).
+launcher=""
+if [ -n "${CCACHE_DIR:-}" ] && command -v ccache >/dev/null; then launcher=ccache; fi
+cmake_args() {  # cmake_args DIR
+  local common=(-DCMAKE_C_COMPILER_LAUNCHER="$launcher" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher"
+                -DCPUHP_PYTHON=/usr/bin/python3 -DCPUHP_FUZZ_SECONDS=60
+                -DCPUHP_VM_ROBUST_AMD64=OFF -DCPUHP_VM_ROBUST_CYCLES=200)
+  # -g1 (line tables: enough for sanitizer and crash stacks) compiles ~10 %
+  # faster than -g; test trees are thrown away after the run.
+  case "$1" in
+  build) printf '%s\n' "${common[@]}" -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" \
+    -DCPUHP_WERROR=OFF -DCPUHP_SANITIZE=OFF -DCPUHP_FUZZ=OFF -DCPUHP_TESTS=OFF \
+    -DCPUHP_UNIT_TESTS=OFF -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF -DCPUHP_BENCH=OFF ;;
+  build-asan) printf '%s\n' "${common[@]}" -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
+    -DCPUHP_WERROR=ON -DCPUHP_SANITIZE=ON -DCPUHP_FUZZ=OFF -DCPUHP_TESTS=ON \
+    -DCPUHP_UNIT_TESTS=ON -DCPUHP_REAL_TESTS=ON -DCPUHP_REAL_FAULTS="${CPUHP_REAL_FAULTS:-OFF}" \
+    -DCPUHP_BENCH=OFF ;;
+  build-o2) printf '%s\n' "${common[@]}" -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+    -DCPUHP_WERROR=ON -DCPUHP_SANITIZE=OFF -DCPUHP_FUZZ=OFF -DCPUHP_TESTS=ON \
+    -DCPUHP_UNIT_TESTS=OFF -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF -DCPUHP_BENCH=ON ;;
+  build-fuzz) printf '%s\n' "${common[@]}" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
+    -DCPUHP_WERROR=ON -DCPUHP_SANITIZE=OFF -DCPUHP_FUZZ=ON -DCPUHP_TESTS=OFF \
+    -DCPUHP_UNIT_TESTS=OFF -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF -DCPUHP_BENCH=OFF ;;
+  *) echo "tools/setup.sh: no build directory $1 (build build-asan build-o2 build-fuzz)" >&2; exit 2 ;;
+  esac
+}
+# What each test tree runs (ctest -L/-LE regexes on labels): the real-CPU
+# tests once, in build-asan (build-o2 registers none: CPUHP_REAL_TESTS=OFF;
+# its binary hotplugs real CPUs in vm_real_tests' guest); build-o2 runs only
+# what the sanitizer tree cannot (guests, the 10 M-op soak, the module's
+# kernel matrix). Tests that need the fetch step's downloads are registered
+# only outside the sanitizer tree (if(NOT CPUHP_SANITIZE)): check runs
+# everything build-asan has, and fetches nothing.
+ctest_select() {
+  case "$1" in
+  build-asan) echo "" ;;
+  build-o2) echo "-L ^(vm|scale|kmatrix)$" ;;
+  build-fuzz) echo "" ;;
+  esac
+}
+
+case "$mode" in
+run|check|test|fetch) ;;
+packages) packages "${2:-}"; exit 0 ;;
+cmake-args) cmake_args "${2:-}"; exit 0 ;;
+*) usage ;;
+esac
 [ "$(id -u)" = 0 ] || { echo "tools/setup.sh: run as root (apt-get, CPU hotplug)" >&2; exit 2; }
-
-packages=(build-essential cmake pkg-config libspdlog-dev nlohmann-json3-dev libcli11-dev
-          libgtest-dev libbenchmark-dev python3 python3-jsonschema clang-format stress-ng bc
-          clang libclang-rt-14-dev)
-packages+=(chromium python3-yaml)  # verdicts tests: HTML report in headless Chromium, LAVA YAML
-packages+=(qemu-system-x86 busybox-static cpio)  # tests/vm: cpuhp_probe in a Debian-kernel guest
-packages+=(libsystemd-dev systemd debootstrap qemu-system-x86 linux-image-amd64 cpio)  # soak: journald, sd_notify, systemd-analyze tests, tests/vm guest
-packages+=(gcc-12 gcc-riscv64-linux-gnu libssl-dev bc xz-utils)  # tests/kmatrix: 7.2 and riscv64 trees prepared with gcc-12
-packages+=(flex bison libelf-dev)  # tests/vm real-hotplug guest: its 6.12 kernel is built once per machine
-packages+=(libtracefs-dev libtraceevent-dev)  # the tracepoints source: instance, raw per-CPU reader, event formats
-packages+=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross qemu-system-arm qemu-system-ppc)  # tests/vm arm64/ppc64el guests: cross-built module and daemon, QEMU virt/pseries
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-# tests/vm arm64/ppc64el guests: their Debian kernels, busybox and the cross
-# daemon's libraries come from those architectures' package indexes
-# (apt-get download into a cache, never installed).
-for a in arm64 ppc64el; do
-  # (not a pipe into grep -q: with pipefail, dpkg's SIGPIPE read as "absent")
-  grep -qx "$a" <<< "$(dpkg --print-foreign-architectures)" && continue
-  dpkg --add-architecture "$a" && foreign_added=1
-done
-if [ -n "${foreign_added:-}" ]; then
-  apt-get update -qq || echo "tools/setup.sh: apt-get update reported errors (the arm64/ppc64el vm tests skip without their indexes)" >&2
-fi
-if [ ${#missing[@]} -gt 0 ]; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
-
+# shellcheck source=tools/fetchlib.sh
+. tools/fetchlib.sh
 jobs=$(nproc)
-build() {  # build DIR [cmake args...]
-  local dir=$1; shift
-  cmake -S . -B "$dir" -DCPUHP_WERROR=ON "$@" > "$dir.cmake.log" 2>&1 ||
-    { cat "$dir.cmake.log"; return 1; }
+t0=$(date +%s)
+phase() { echo "== $* ($(($(date +%s) - t0)) s)"; }
+
+install_packages() {  # install_packages TIER
+  local missing=() p
+  for p in $(packages "$1"); do
+    [ "$p" = linux-image-amd64 ] && [ "$(dpkg --print-architecture)" != amd64 ] && continue
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ "$1" = test ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
+    # The arm64/ppc64el guests: their Debian kernels, busybox and the cross
+    # daemon's libraries come from those architectures' package indexes
+    # (apt-get download into the cache, never installed). Only the full tier.
+    local a added=""
+    for a in arm64 ppc64el; do
+      # (not a pipe into grep -q: with pipefail, dpkg's SIGPIPE read as "absent")
+      grep -qx "$a" <<< "$(dpkg --print-foreign-architectures)" && continue
+      dpkg --add-architecture "$a" && added=1
+    done
+    [ -z "$added" ] || apt-get -o DPkg::Lock::Timeout=600 update -qq
+  fi
+  [ ${#missing[@]} -eq 0 ] && return 0
+  phase "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+build() {  # build DIR
+  local dir=$1 args
+  mkdir -p "$dir"
+  mapfile -t args < <(cmake_args "$dir")
+  phase "configure and build $dir"
+  cmake -S . -B "$dir" "${args[@]}" >"$dir.cmake.log" 2>&1 || { cat "$dir.cmake.log"; return 1; }
   cmake --build "$dir" -j "$jobs"
 }
 
+# fetch: every tests/*/fetch (and tests/*/*/fetch) with the shared cache,
+# up to 3 attempts each (the index refreshed between them); a fetch that
+# still fails fails the run: the tests would otherwise skip or fail later
+# for want of a download.
+cache=${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}
+fetch_all() {
+  local f try rc
+  mkdir -p "$cache"
+  for f in tests/*/fetch tests/*/*/fetch; do
+    [ -x "$f" ] || continue
+    for try in 1 2 3; do
+      phase "fetch: $f (attempt $try)"
+      rc=0
+      CPUHP_VM_CACHE=$cache "$f" "$cache" || rc=$?
+      [ $rc = 0 ] && break
+      echo "tools/setup.sh: $f failed (exit $rc)" >&2
+      [ $try = 3 ] && { echo "tools/setup.sh: FAILED: fetch $f after 3 attempts" >&2; return 1; }
+      sleep $((try * ${CPUHP_FETCH_RETRY_S:-20}))
+      CPUHP_APT_MAX_AGE_H=0 apt_index_fresh || true
+    done
+  done
+}
+
 if [ "$mode" = run ]; then
-  build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCPUHP_TESTS=OFF -DCPUHP_BENCH=OFF
+  install_packages run
+  build build
   exec build/cpuhp-stress run
 fi
+if [ "$mode" = fetch ]; then
+  install_packages test
+  fetch_all
+  exit 0
+fi
+
+install_packages "$mode"
+[ "$mode" = test ] && fetch_all
 
 # The tests must leave every CPU as they found it; a CPU that was already
 # offline (say, one the kernel can no longer bring up) is reported, and the
-# real-CPU tests skip with the reason (tests/integration/real_cpu_gate.py).
+# real-CPU tests skip with the reason (tests/integration/real_cpu_gate.py;
+# tests/expected-skips: cpu1-unusable).
 online_at_start=$(cat /sys/devices/system/cpu/online)
 present=$(cat /sys/devices/system/cpu/present)
 if [ "$online_at_start" != "$present" ]; then
   echo "tools/setup.sh: WARNING: CPUs offline before the tests: online $online_at_start, present $present" >&2
 fi
-mkdir -p build build-asan build-fuzz
-# -g1 (line tables: enough for sanitizer and crash stacks) compiles ~10 %
-# faster than -g here; CI builds are thrown away after the run.
-build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-  -DCPUHP_UNIT_TESTS=OFF
-build build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCPUHP_SANITIZE=ON \
-  -DCPUHP_BENCH=OFF
-build build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCPUHP_FUZZ=ON -DCPUHP_TESTS=OFF \
-  -DCPUHP_BENCH=OFF
-status=0
-for dir in build build-asan build-fuzz; do
-  echo "== ctest in $dir"
+dirs=(build-asan)
+[ "$mode" = test ] && dirs+=(build-o2 build-fuzz)
+for dir in "${dirs[@]}"; do build "$dir"; done
+junits=()
+for dir in "${dirs[@]}"; do
+  phase "ctest in $dir"
+  rm -f "$dir/ctest-junit.xml"
+  # shellcheck disable=SC2046  # the label selection is two words or none
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir "$dir" --output-on-failure -j "$jobs" || status=1
+    ctest --test-dir "$dir" --no-tests=error --output-on-failure -j "$jobs" \
+      --output-junit ctest-junit.xml --test-output-size-passed 4194304 \
+      --test-output-size-failed 4194304 $(ctest_select "$dir") || true
+  junits+=("$dir=$dir/ctest-junit.xml")
+  [ -f "$dir/ctest-junit.xml" ] || echo "tools/setup.sh: ctest in $dir wrote no results" >&2
 done
+status=0
 online=$(cat /sys/devices/system/cpu/online)
 cpus() {  # expands a kernel CPU list (0-3,5) into one number per line
   tr ',' '\n' <<< "$1" | while IFS=- read -r a b; do [ -n "$a" ] && seq "$a" "${b:-$a}"; done
@@ -87,4 +226,6 @@ if [ -n "$left" ]; then
   echo "tools/setup.sh: CPUs left offline by the tests: $left(online $online_at_start before, $online after)" >&2
   status=1
 fi
+echo "tools/setup.sh $mode: $(($(date +%s) - t0)) s"
+python3 tests/ctest_summary.py tests/expected-skips "${junits[@]}" || status=1
 exit $status

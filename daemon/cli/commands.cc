@@ -2,18 +2,23 @@
 #include "cli/commands.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cinttypes>
 #include <ctime>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "faults/faults.h"
+#include "machine/machine_lock.h"
 #include "machine/restore.h"
 #include "machine/sim_cpu_control.h"
 #include "machine/topology.h"
@@ -27,6 +32,7 @@
 #include "sources/kmod_source.h"
 #include "sources/tracefs_source.h"
 #include "util/cpu_list.h"
+#include "util/json_file.h"
 
 namespace cpuhp {
 namespace {
@@ -48,11 +54,6 @@ uint64_t MaxRssKib() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<uint64_t>(ru.ru_maxrss);
-}
-
-std::string DirOf(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
 }
 
 // The CPUs the config selects, all of them present and hotpluggable.
@@ -92,19 +93,6 @@ bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::v
   return true;
 }
 
-// A run cannot write its report: find out before any CPU is touched.
-bool CheckWritableDir(const std::string& file, std::string* err) {
-  std::string probe = DirOf(file) + "/.cpuhp-stress-probe." + std::to_string(getpid());
-  FILE* f = fopen(probe.c_str(), "we");
-  if (!f) {
-    *err = file + ": cannot write here: " + strerror(errno);
-    return false;
-  }
-  fclose(f);
-  unlink(probe.c_str());
-  return true;
-}
-
 OnlineState StateFrom(const Topology& topo) {
   OnlineState s;
   s.online.assign(static_cast<size_t>(topo.max_cpu + 1), 0);
@@ -114,31 +102,90 @@ OnlineState StateFrom(const Topology& topo) {
   return s;
 }
 
-// Puts back a mask left by a run that did not finish.
-bool RestoreStale(StateDir* dir, std::FILE* out, std::string* err) {
+// Two spellings of one directory are one root; a path that does not resolve
+// is compared as written.
+bool SameRoot(const std::string& a, const std::string& b) {
+  char ra[PATH_MAX];
+  char rb[PATH_MAX];
+  if (realpath(a.c_str(), ra) && realpath(b.c_str(), rb))
+    return std::string(ra) == rb;
+  return a == b;
+}
+
+std::string Printable(std::string s) {
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      c = '?';
+  return s;
+}
+
+// Puts back the mask that a run which did not finish recorded in `dir`, on
+// the CPUs under `sysfs_root`: the configured root, which the file's own must
+// match (it is never followed). A file from another boot than `boot_id` is
+// reported on `out` and removed, its mask not applied; a mask that names CPUs
+// that cannot be hotplugged, or would leave no CPU online, is refused. The
+// file is removed once the mask is back.
+bool RestoreStale(StateDir* dir, const std::string& sysfs_root, const std::string& boot_id,
+                  std::FILE* out, std::string* err) {
   SavedState saved;
   if (!dir->Read(&saved, err))
     return false;
+  const std::string path = dir->state_path();
+  // Whoever can write the file must not choose where root writes 0 and 1.
+  if (!SameRoot(saved.sysfs_root, sysfs_root)) {
+    *err = path + ": recorded for CPUs under " + Printable(saved.sysfs_root) + ", not " +
+           sysfs_root + ": not restored (pass that --sysfs-root if it is right, else move the " +
+           "file aside after checking the online CPUs by hand)";
+    return false;
+  }
+  if (saved.boot_id != boot_id) {
+    // The machine has rebooted since: the kernel brought the CPUs up as it
+    // does at boot, and the old mask says nothing about this boot.
+    std::fprintf(out, "%s: left by a run in boot %s, this is boot %s: online mask %s not applied\n",
+                 path.c_str(), saved.boot_id.c_str(), boot_id.c_str(),
+                 FormatCpuList(saved.online_at_start).c_str());
+    return dir->Remove(err);
+  }
   spdlog::warn("{}: a run (pid {}, started {}) did not finish: restoring online mask {} first",
-               dir->state_path(), saved.pid, saved.started_at,
-               FormatCpuList(saved.online_at_start));
-  auto ctl = NewSysfsCpuControl(saved.sysfs_root);
+               path, saved.pid, saved.started_at, FormatCpuList(saved.online_at_start));
+  auto ctl = NewSysfsCpuControl(sysfs_root);
+  Topology topo;
+  if (!DiscoverTopology(ctl.get(), &topo, err))
+    return false;
+  bool any_online = false;
+  for (int cpu : topo.present) {
+    const bool controlled =
+        std::binary_search(saved.controlled.begin(), saved.controlled.end(), cpu);
+    if (controlled && !topo.IsHotpluggable(cpu)) {
+      *err = path + ": \"controlled\" names cpu" + std::to_string(cpu) +
+             ", which cannot be hotplugged here: not restored";
+      return false;
+    }
+    any_online |= controlled ? std::binary_search(saved.online_at_start.begin(),
+                                                  saved.online_at_start.end(), cpu)
+                             : topo.IsOnline(cpu);
+  }
+  if (!any_online) {
+    *err = path + ": online mask " + FormatCpuList(saved.online_at_start) +
+           " would leave no CPU online: not restored";
+    return false;
+  }
   // A state left armed in hotplug/fail first: it must not fire below.
   std::vector<std::string> cleared;
   std::vector<std::string> fail_errors = ClearArmedFail(ctl.get(), saved.controlled, &cleared);
   for (const std::string& c : cleared)
     std::fprintf(out, "cleared hotplug/fail armed on %s\n", c.c_str());
   if (!fail_errors.empty()) {
-    *err = dir->state_path() + ": cannot clear " + fail_errors.front();
+    *err = path + ": cannot clear " + fail_errors.front();
     return false;
   }
   RestoreResult r = RestoreMask(ctl.get(), saved.controlled, saved.online_at_start);
   if (!r.ok) {
-    *err = dir->state_path() + ": restore failed: " + r.failures.front();
+    *err = path + ": restore failed: " + r.failures.front();
     return false;
   }
   std::fprintf(out, "restored online mask %s from %s (%d writes)\n",
-               FormatCpuList(saved.online_at_start).c_str(), dir->state_path().c_str(), r.writes);
+               FormatCpuList(saved.online_at_start).c_str(), path.c_str(), r.writes);
   return dir->Remove(err);
 }
 
@@ -151,6 +198,7 @@ struct RunPlan {
   bool sim = false;
   std::unique_ptr<CpuControl> ctl;
   std::unique_ptr<StateDir> state_dir;  // null: sim without --state-dir
+  MachineLock machine_lock;             // held from before the stale restore to the end
   std::unique_ptr<SoakSession> soak;
   Topology topo;
   std::vector<int> selected;
@@ -186,9 +234,16 @@ int PrepareMachine(const Config& cfg_in, std::FILE* out, RunPlan* p) {
     p->state_dir = std::make_unique<StateDir>(ResolveStateDir(cfg));
     if (!p->state_dir->Lock(&err))
       return fail(kExitBadInput, err);
-    if (!p->sim && p->state_dir->HasState() && !RestoreStale(p->state_dir.get(), out, &err))
-      return fail(kExitFailed, err);
   }
+  // One run per machine, whatever its state directory: before a stale mask
+  // is restored or this run's start mask read, both of which another run's
+  // offline CPUs would make wrong.
+  if (!p->sim &&
+      !p->machine_lock.Acquire(cfg.sysfs_root, p->state_dir->dir(), DefaultHolderRecordDir(), &err))
+    return fail(kExitBadInput, err);
+  if (!p->sim && p->state_dir->HasState() &&
+      !RestoreStale(p->state_dir.get(), cfg.sysfs_root, ReadBootId(), out, &err))
+    return fail(kExitFailed, err);
   // A checkpoint of this run resumes it (soak.h); its seed wins.
   p->soak = std::make_unique<SoakSession>(
       cfg_in, p->state_dir.get(), p->sim ? static_cast<SimCpuControl*>(p->ctl.get()) : nullptr);
@@ -215,8 +270,21 @@ int PrepareMachine(const Config& cfg_in, std::FILE* out, RunPlan* p) {
                     : NewSchedule(params, p->state, &err);
   if (!p->schedule)
     return fail(kExitBadInput, err);
-  if (!CheckWritableDir(cfg.report, &err))
+  // Every output path before the first operation: a report that cannot be
+  // written is bad input, not a lost run.
+  if (!CheckOutputPath(cfg.report, &err) ||
+      (!cfg.oplog.empty() && !CheckOutputPath(cfg.oplog, &err)))
     return fail(kExitBadInput, err);
+  // A report already there is another run's. The default name is refused
+  // unless --force (a bare `run` twice must not lose the first); a path the
+  // user named is replaced, and the run says so. A resumed run writes its own.
+  if (!cfg.force && !p->soak->resuming() && access(cfg.report.c_str(), F_OK) == 0) {
+    if (cfg.report == Config{}.report)
+      return fail(kExitBadInput, cfg.report +
+                                     ": a report is already there; --force to overwrite it, or "
+                                     "--report another path");
+    spdlog::warn("{}: replacing the report already there at the end of this run", cfg.report);
+  }
   return 0;
 }
 
@@ -325,6 +393,7 @@ class MachineGuard {
     // An unknown state name is bad input; a kernel that cannot do a fault
     // sweep, or a fail that cannot be cleared, a failed run.
     spdlog::error("{}", err);
+    begin_failed_ = true;  // its probes may have armed fail before it failed
     PutBack();
     return st == FaultInjector::Start::kBadInput ? kExitBadInput : kExitFailed;
   }
@@ -339,8 +408,15 @@ class MachineGuard {
     RunPlan& p = *p_;
     std::string err;
     // No fail left armed, then the mask back, before anything else can fail.
-    r_.fail_cleared =
-        !p.faults || !p.faults->available() || p.faults->ClearAll(&r_.fail_clear_errors);
+    if (begin_failed_) {
+      // Whatever set-up left armed; a CPU without hotplug/fail has none.
+      std::vector<std::string> cleared;
+      r_.fail_clear_errors = ClearArmedFail(p.ctl.get(), p.selected, &cleared);
+      r_.fail_cleared = r_.fail_clear_errors.empty();
+    } else {
+      r_.fail_cleared =
+          !p.faults || !p.faults->available() || p.faults->ClearAll(&r_.fail_clear_errors);
+    }
     for (const std::string& e : r_.fail_clear_errors)
       spdlog::error("{}", e);
     r_.restored = RestoreMask(p.ctl.get(), p.selected, p.topo.online);
@@ -357,6 +433,7 @@ class MachineGuard {
   RunPlan* p_;
   bool armed_ = false;
   bool put_back_ = false;
+  bool begin_failed_ = false;
   Result r_;
 };
 
@@ -380,6 +457,8 @@ ReportInputs CommonReportInputs(const RunPlan& p, const Runner& runner) {
   in.started_at = p.started_at;
   in.ended_at = FormatUtc(RealtimeNs());
   in.elapsed_ns = runner.elapsed_ns();
+  if (p.sim)
+    in.simulated_elapsed_ns = static_cast<SimClock*>(p.ctl->clock())->elapsed_ns();
   in.stats = p.stats.get();
   in.first_errors = runner.first_errors();
   in.first_errors_dropped = runner.first_errors_dropped();
@@ -395,7 +474,7 @@ RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
   const bool tty = isatty(STDERR_FILENO);
   ProgressLine progress(
       cfg.progress == ProgressMode::kAlways || (cfg.progress == ProgressMode::kAuto && tty),
-      cfg.iterations, cfg.duration_ns);
+      IterationLimit(cfg), cfg.duration_ns);
   auto interim_report = [&] {
     ReportInputs in = CommonReportInputs(*p, *runner);
     in.timing_sources = s->reports;
@@ -410,7 +489,8 @@ RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
   RunResult res;
   try {
     res.outcome = runner->Run(stop, [&] {
-      progress.Update(*p->stats);
+      const std::optional<ScheduleProgress> sp = p->schedule->Progress();
+      progress.Update(*p->stats, sp ? &*sp : nullptr);
       p->soak->Tick(runner, *p->stats, p->schedule.get(), &p->oplog, interim_report);
     });
   } catch (const std::exception& e) {
@@ -480,17 +560,22 @@ int WriteReport(RunPlan* p, RunSources* s, const Runner& runner, const RunResult
   std::fputs(FaultsSummary(report).c_str(), out);
   if (const auto& tp = report["timing_sources"]; tp.contains("tracepoints"))
     std::fputs(TracepointsSummary(tp["tracepoints"]).c_str(), out);
-  const std::string text = report.dump(2) + "\n";
+  const std::string text = DumpJson(report, 2) + "\n";
   const bool report_ok = WriteFileAtomic(cfg.report, text, &err);
   if (report_ok) {
     std::fprintf(out, "report: %s\n", cfg.report.c_str());
   } else {
     // The run still fails: the asked-for file is missing.
     spdlog::error("{}", err);
-    std::string fallback =
-        ResolveStateDir(cfg) + "/report-unsaved-" + std::to_string(getpid()) + ".json";
-    if (WriteFileAtomic(fallback, text, &err))
-      spdlog::warn("report saved instead to {}", fallback);
+    // The sim backend has a state directory only when given one.
+    if (!p->sim || p->state_dir) {
+      std::string fallback =
+          ResolveStateDir(cfg) + "/report-unsaved-" + std::to_string(getpid()) + ".json";
+      if (WriteFileAtomic(fallback, text, &err))
+        spdlog::warn("report saved instead to {}", fallback);
+      else
+        spdlog::error("{}; the report is lost", err);
+    }
   }
   const bool faults_failed = p->faults && (p->faults->failed_rollbacks() || !back.fail_cleared);
   const bool failed = faults_failed || p->stats->failed_ops() || p->stats->readback_mismatches() ||
@@ -518,7 +603,7 @@ int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* 
   const Config& c = plan.cfg;
   Runner runner(plan.ctl.get(), plan.schedule.get(), plan.state, plan.stats.get(), src.running,
                 plan.oplog.is_open() ? &plan.oplog : nullptr,
-                RunLimits{c.iterations, c.duration_ns, c.stop_on_error, c.interval_ns,
+                RunLimits{IterationLimit(c), c.duration_ns, c.stop_on_error, c.interval_ns,
                           static_cast<uint32_t>(c.lost_cpu_after)});
   RunResult run = RunOperations(&plan, &src, &runner, stop);
   StopSources(&src);
@@ -526,23 +611,94 @@ int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* 
   return WriteReport(&plan, &src, runner, run, back, out);
 }
 
-int RestoreCommand(const std::string& state_dir_path, std::FILE* out) {
-  RestoreTraceInstances(out);
-  StateDir dir(state_dir_path);
+int DryRunCommand(const Config& cfg_in, uint64_t max_ops, std::FILE* out) {
+  Config cfg = cfg_in;
+  const uint64_t seed = cfg.seed ? *cfg.seed : RandomSeed();
+  const bool sim = cfg.backend == "sim";
   std::string err;
-  if (!dir.Lock(&err)) {
-    spdlog::error("{}", err);
-    return kExitFailed;
+  auto fail = [&](const std::string& msg) {
+    spdlog::error("{}", msg);
+    return kExitBadInput;
+  };
+  if (cfg.pattern == Pattern::kFaultSweep)
+    return fail(
+        "--dry-run: fault_sweep learns its operations from the kernel's hotplug/fail at "
+        "start; run it against --backend sim to see them");
+  std::unique_ptr<CpuControl> ctl;
+  if (sim)
+    ctl = std::make_unique<SimCpuControl>(cfg.sim, seed);
+  else
+    ctl = NewSysfsCpuControl(cfg.sysfs_root);
+  Topology topo;
+  std::vector<int> selected;
+  if (!DiscoverTopology(ctl.get(), &topo, &err) ||
+      !SelectCpus(cfg, topo, ctl.get(), &selected, &err))
+    return fail(err);
+  OnlineState state = StateFrom(topo);
+  ScheduleParams params{cfg.pattern, selected, cfg.min_online, seed, cfg.sweep};
+  std::unique_ptr<Schedule> schedule = NewSchedule(params, state, &err);
+  if (!schedule)
+    return fail(err);
+  const uint64_t limit = IterationLimit(cfg);
+  std::fprintf(out,
+               "dry run (nothing is written): pattern %s on CPUs %s of %s, %d online, seed %" PRIu64
+               ", iterations %s, duration %s\n",
+               PatternName(cfg.pattern), FormatCpuList(selected).c_str(), ctl->Describe().c_str(),
+               state.count, seed, limit ? std::to_string(limit).c_str() : "no limit",
+               cfg.duration_ns ? FormatDuration(cfg.duration_ns).c_str() : "no limit");
+  if (nlohmann::json d = schedule->Describe(); !d.empty())
+    std::fprintf(out, "schedule: %s\n", d.dump().c_str());
+  std::fprintf(out, "%8s  %-7s  %5s  %13s\n", "op", "dir", "cpu", "online before");
+  uint64_t i = 0;
+  for (; i < max_ops && (!limit || i < limit); ++i) {
+    std::optional<Operation> op = schedule->Next(state);
+    if (!op)
+      break;
+    std::fprintf(out, "%8" PRIu64 "  %-7s  %5d  %13d%s\n", i,
+                 std::string(DirectionName(op->dir)).c_str(), op->cpu, state.count,
+                 op->setup ? "  set-up" : "");
+    state.Set(op->cpu, op->dir == Direction::kOnline);  // as if every write succeeds
   }
-  if (!dir.HasState()) {
-    std::fprintf(out, "nothing to restore: no %s\n", dir.state_path().c_str());
-    return kExitOk;
-  }
-  if (!RestoreStale(&dir, out, &err)) {
-    spdlog::error("{}", err);
-    return kExitFailed;
-  }
+  if (i == max_ops)
+    std::fprintf(out, "... (--dry-run N shows more)\n");
+  else if (!schedule->error().empty())
+    std::fprintf(out, "schedule stops: %s\n", schedule->error().c_str());
+  else
+    std::fprintf(out, "end of the run after %" PRIu64 " operations\n", i);
   return kExitOk;
+}
+
+int RestoreCommand(const std::string& state_dir_path, const std::string& sysfs_root,
+                   std::FILE* out) {
+  // ExecStopPost: whatever the state file holds, an exception here would
+  // restore nothing and say only "terminate called".
+  try {
+    RestoreTraceInstances(out);
+    StateDir dir(state_dir_path);
+    std::string err;
+    if (!dir.Lock(&err)) {
+      spdlog::error("{}", err);
+      return kExitFailed;
+    }
+    if (!dir.HasState()) {
+      std::fprintf(out, "nothing to restore: no %s\n", dir.state_path().c_str());
+      return kExitOk;
+    }
+    // Not under a run that holds these CPUs: it would record the result.
+    MachineLock machine_lock;
+    if (!machine_lock.Acquire(sysfs_root, dir.dir(), DefaultHolderRecordDir(), &err) ||
+        !RestoreStale(&dir, sysfs_root, ReadBootId(), out, &err)) {
+      spdlog::error("{}", err);
+      return kExitFailed;
+    }
+    return kExitOk;
+  } catch (const std::exception& e) {
+    spdlog::error("restore: internal error: {}", e.what());
+    return kExitFailed;
+  } catch (...) {
+    spdlog::error("restore: internal error");
+    return kExitFailed;
+  }
 }
 
 int ListCommand(const std::string& sysfs_root, std::FILE* out) {

@@ -23,7 +23,12 @@ namespace cpuhp {
 // run goes on without it.
 int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* out,
                const std::vector<TimingSource*>& sources = {});
-int RestoreCommand(const std::string& state_dir, std::FILE* out);
+// The first `max_ops` operations the run would do from the machine's
+// current state (every write assumed to succeed); writes nothing.
+int DryRunCommand(const Config& cfg, uint64_t max_ops, std::FILE* out);
+// Restores on the CPUs under `sysfs_root` (the state file's own root must
+// match it).
+int RestoreCommand(const std::string& state_dir, const std::string& sysfs_root, std::FILE* out);
 int ListCommand(const std::string& sysfs_root, std::FILE* out);
 
 }  // namespace cpuhp

@@ -8,11 +8,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "machine/machine_lock.h"
 #include "machine/restore.h"
 #include "testing/fake_sysfs.h"
 #include "testing/run_command_fixture.h"
@@ -103,6 +107,97 @@ TEST_F(CommandsTest, UnwritableReportDirectoryIsRefusedBeforeAnyOperation) {
   EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
 }
 
+TEST_F(CommandsTest, ASecondRunOnTheSameCpusIsRefusedWhateverItsStateDirectory) {
+  // Run A, with another state directory, holds the CPUs and has 1-3 offline.
+  const std::string records = dir_ + "/run";
+  setenv("RUNTIME_DIRECTORY", records.c_str(), 1);
+  MachineLock a;
+  std::string err;
+  ASSERT_TRUE(a.Acquire(fs_.root(), dir_ + "/state-a", records, &err)) << err;
+  for (int c = 1; c < 4; ++c)
+    fs_.Write("cpu" + std::to_string(c) + "/online", "0\n");
+  fs_.Write("online", "0\n");
+  cfg_.iterations = 10;
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitBadInput);
+  // B neither recorded A's offline CPUs as its start mask nor touched them.
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+  EXPECT_FALSE(ReportExists());
+  for (int c = 1; c < 4; ++c)
+    EXPECT_EQ(fs_.Online(c), '0');
+  // A finishes: B may run.
+  for (int c = 1; c < 4; ++c)
+    fs_.Write("cpu" + std::to_string(c) + "/online", "1\n");
+  fs_.Write("online", "0-3\n");
+  a.Release();
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  unsetenv("RUNTIME_DIRECTORY");
+}
+
+TEST_F(CommandsTest, TheWritabilityProbeFollowsNoSymlink) {
+  // The old probe name was predictable (.cpuhp-stress-probe.<pid>): a link
+  // planted there made root truncate its target.
+  std::ofstream(dir_ + "/victim") << "precious\n";
+  std::filesystem::create_symlink(dir_ + "/victim",
+                                  dir_ + "/.cpuhp-stress-probe." + std::to_string(getpid()));
+  cfg_.iterations = 2;
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  std::ifstream f(dir_ + "/victim");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(f), {}), "precious\n");
+}
+
+TEST_F(CommandsTest, InvalidUtf8IsReplacedNotFatal) {
+  // A sysfs root (and so a state file, a report) holding a byte that is not
+  // UTF-8: json::dump used to throw, before the first operation here.
+  const std::string root = dir_ + "/sys\xff";
+  std::filesystem::rename(fs_.root(), root);
+  cfg_.sysfs_root = root;
+  cfg_.iterations = 4;
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  std::filesystem::rename(root, fs_.root());
+  ASSERT_TRUE(ReportExists());
+  EXPECT_EQ(Report()["config"]["sysfs_root"], dir_ + "/sys\xef\xbf\xbd");  // U+FFFD
+  EXPECT_EQ(Report()["restore"]["ok"], true);
+}
+
+// Turns the given paths into directories when the run stops its sources:
+// after the output paths were checked, before the report is written.
+class MakesDirsOnStop : public TimingSource {
+ public:
+  explicit MakesDirsOnStop(std::vector<std::string> dirs) : dirs_(std::move(dirs)) {}
+  std::string name() const override { return "makes_dirs_on_stop"; }
+  bool Start(std::string*) override { return true; }
+  void OpBegin(const Operation&, uint64_t) override {}
+  void OpEnd(const OpRecord&) override {}
+  void Stop() override {
+    for (const std::string& d : dirs_)
+      std::filesystem::create_directories(d + "/x");
+  }
+  nlohmann::json ReportJson() const override { return nlohmann::json::object(); }
+
+ private:
+  std::vector<std::string> dirs_;
+};
+
+TEST_F(CommandsTest, AFailedFallbackReportIsLogged) {
+  // The report path and the fallback in the state directory both become
+  // directories during the run: the up-front check passed, both renames fail.
+  cfg_.report = dir_ + "/adir";
+  const std::string fallback =
+      cfg_.state_dir + "/report-unsaved-" + std::to_string(getpid()) + ".json";
+  MakesDirsOnStop saboteur({cfg_.report, fallback});
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  cfg_.iterations = 2;
+  const int rc = RunCommand(cfg_, &g_no_stop, out_, {&saboteur});
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(rc, kExitFailed);
+  EXPECT_NE(log.str().find(fallback + ": rename: "), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("the report is lost"), std::string::npos) << log.str();
+  EXPECT_EQ(fs_.Online(1), '1');
+}
+
 TEST_F(CommandsTest, StaleStateFromADeadRunIsRestoredFirst) {
   // A run died with cpu1 and cpu2 offline; its start mask was 0-3.
   fs_.Write("cpu1/online", "0\n");
@@ -111,15 +206,87 @@ TEST_F(CommandsTest, StaleStateFromADeadRunIsRestoredFirst) {
     StateDir d(cfg_.state_dir);
     std::string err;
     ASSERT_TRUE(d.Lock(&err)) << err;
-    ASSERT_TRUE(d.Write({999999, "", "", fs_.root(), {0, 1, 2, 3}, {1, 2, 3}}, &err)) << err;
+    ASSERT_TRUE(d.Write({999999, ReadBootId(), "", fs_.root(), {0, 1, 2, 3}, {1, 2, 3}}, &err))
+        << err;
   }
-  EXPECT_EQ(RestoreCommand(cfg_.state_dir, out_), kExitOk);
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), out_), kExitOk);
   EXPECT_EQ(fs_.Online(1), '1');
   EXPECT_EQ(fs_.Online(2), '1');
   EXPECT_NE(Output().find("restored online mask 0-3"), std::string::npos) << Output();
   EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
-  EXPECT_EQ(RestoreCommand(cfg_.state_dir, out_), kExitOk);
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), out_), kExitOk);
   EXPECT_NE(Output().find("nothing to restore"), std::string::npos);
+}
+
+// A state file is data anyone with write access to the state directory may
+// have planted or a crash may have mangled: restore trusts none of it.
+class StaleStateTest : public CommandsTest {
+ protected:
+  void Plant(const std::string& text) {
+    std::filesystem::create_directories(cfg_.state_dir);
+    std::ofstream(cfg_.state_dir + "/state.json") << text;
+  }
+  std::string State(const std::string& root, const std::string& boot_id, const std::string& online,
+                    const std::string& controlled) {
+    return nlohmann::json({{"pid", 999999},
+                           {"boot_id", boot_id},
+                           {"started_at", "2026-12-01T00:00:00.000Z"},
+                           {"sysfs_root", root},
+                           {"online_at_start", online},
+                           {"controlled", controlled}})
+        .dump();
+  }
+};
+
+TEST_F(StaleStateTest, AnotherSysfsRootInTheFileIsNotFollowed) {
+  FakeSysfs victim(4);
+  victim.Write("cpu1/online", "0\n");
+  Plant(State(victim.root(), ReadBootId(), "0-3", "1-3"));
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), out_), kExitFailed);
+  EXPECT_EQ(victim.Online(1), '0');  // not written
+  EXPECT_TRUE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+  // A run refuses to start over it rather than record a mask it cannot trust.
+  cfg_.iterations = 2;
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitFailed);
+  EXPECT_FALSE(ReportExists());
+}
+
+TEST_F(StaleStateTest, AMaskFromAnotherBootIsReportedNotApplied) {
+  fs_.Write("cpu2/online", "0\n");
+  Plant(State(fs_.root(), "00000000-0000-4000-8000-000000000000", "0-1", "1-3"));
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), out_), kExitOk);
+  EXPECT_NE(Output().find("online mask 0-1 not applied"), std::string::npos) << Output();
+  EXPECT_EQ(fs_.Online(2), '0');
+  EXPECT_EQ(fs_.Online(3), '1');
+  EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+}
+
+TEST_F(StaleStateTest, AMaskThatLeavesNoCpuOnlineIsRefused) {
+  FakeSysfs all_hotpluggable(4, /*cpu0_hotpluggable=*/true);
+  Plant(State(all_hotpluggable.root(), ReadBootId(), "7", "0-3"));
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, all_hotpluggable.root(), out_), kExitFailed);
+  for (int c = 0; c < 4; ++c)
+    EXPECT_EQ(all_hotpluggable.Online(c), '1');
+}
+
+TEST_F(StaleStateTest, WrongTypesAreRefusedNotThrown) {
+  const std::string good = State(fs_.root(), ReadBootId(), "0-3", "1-3");
+  for (const auto& [key, value] :
+       std::vector<std::pair<const char*, nlohmann::json>>{{"pid", "12"},
+                                                           {"pid", -1},
+                                                           {"pid", 1e30},
+                                                           {"boot_id", 5},
+                                                           {"boot_id", "not-a-boot-id"},
+                                                           {"started_at", "\x1b[2J"},
+                                                           {"fail_may_be_armed", "yes"}}) {
+    nlohmann::json j = nlohmann::json::parse(good);
+    j[key] = value;
+    Plant(j.dump());
+    EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), out_), kExitFailed) << j.dump();
+    EXPECT_TRUE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+  }
+  Plant(std::string(100 * 1024, ' ') + good);  // past the bounded reader's limit
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), out_), kExitFailed);
 }
 
 TEST_F(CommandsTest, RunRestoresAStaleStateBeforeStarting) {
@@ -128,7 +295,7 @@ TEST_F(CommandsTest, RunRestoresAStaleStateBeforeStarting) {
     StateDir d(cfg_.state_dir);
     std::string err;
     ASSERT_TRUE(d.Lock(&err));
-    ASSERT_TRUE(d.Write({999999, "", "", fs_.root(), {0, 1, 2, 3}, {1, 2, 3}}, &err));
+    ASSERT_TRUE(d.Write({999999, ReadBootId(), "", fs_.root(), {0, 1, 2, 3}, {1, 2, 3}}, &err));
   }
   cfg_.iterations = 2;
   EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk);

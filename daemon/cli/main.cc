@@ -14,6 +14,7 @@
 #include "config/config.h"
 #include "report/compare.h"
 #include "report/report_formats.h"
+#include "run/progress.h"
 #include "soak/soak.h"
 #include "util/systemd_glue.h"
 
@@ -47,7 +48,11 @@ void InstallSignalHandlers() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  auto logger = spdlog::stderr_color_st("cpuhp-stress");
+  // Thread-safe (the watchdog thread logs too); each message first clears
+  // the progress line, if one is drawn.
+  auto logger = std::make_shared<spdlog::logger>(
+      "cpuhp-stress",
+      cpuhp::NewProgressAwareSink(std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   logger->set_pattern("%n: %^%l%$: %v");
   spdlog::set_default_logger(logger);
   // Under systemd: the journal, with CPU, OP, ERRNO, ITERATION fields.
@@ -60,24 +65,26 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", CPUHP_VERSION);
 
-  // run
+  // run. Numbers are taken as text and checked by the config's own rules,
+  // so that `--iterations -5` is refused as negative and every error names
+  // the flag typed.
   CLI::App* run = app.add_subcommand("run", "Run a hotplug pattern and write a report");
   std::string config_file, pattern, cpus, duration, interval, report, state_dir, sysfs_root, oplog,
-      backend, progress;
-  uint64_t iterations = 0;
-  uint64_t seed = 0;
-  int min_online = 0;
+      backend, progress, iterations, seed, min_online, levels, cycles, victim;
   bool stop_on_error = false;
   run->add_option("-c,--config", config_file, "JSON config file (default: built-in default)");
-  run->add_option("-p,--pattern", pattern, "roundrobin | all | random | sweep");
+  run->add_option("-p,--pattern", pattern, cpuhp::PatternList(" | "));
   run->add_option("--cpus", cpus, "CPUs to toggle, kernel list syntax (1-7,9) or 'all'");
-  auto* it_opt = run->add_option("-n,--iterations", iterations,
-                                 "Operations (writes to an online file); 0 = no limit");
+  run->add_option("-n,--iterations", iterations,
+                  "Operations (writes to an online file); 0 = no limit; auto (default): 1000, "
+                  "or no limit with --duration, sweep and fault_sweep");
   run->add_option("-d,--duration", duration, "Stop after this long: 24h, 90m, 30s; 0 = no limit");
   run->add_option("--interval", interval, "Pause between operations: 20ms, 1s");
-  auto* seed_opt = run->add_option("--seed", seed, "Seed (default: random, recorded)");
-  auto* min_opt = run->add_option("--min-online", min_online, "Never fewer online CPUs (>= 1)");
-  run->add_option("-r,--report", report, "Report path (JSON)");
+  run->add_option("--seed", seed, "Seed (default: random, recorded)");
+  run->add_option("--min-online", min_online, "Never fewer online CPUs (>= 1)");
+  run->add_option("-o,--output,-r,--report", report, "Report path (JSON)");
+  bool force = false;
+  run->add_flag("--force", force, "Overwrite an existing report");
   run->add_option("--oplog", oplog, "Also stream every operation to this JSON Lines file");
   run->add_option("--state-dir", state_dir,
                   "State directory (default $STATE_DIRECTORY or /var/lib/cpuhp-stress)");
@@ -85,11 +92,25 @@ int main(int argc, char** argv) {
                   "CPU sysfs directory (default /sys/devices/system/cpu)");
   run->add_option("--backend", backend, "sysfs | sim (in-memory simulated machine)");
   run->add_option("--progress", progress, "auto | always | never");
+  run->add_option("--levels", levels, "sweep: online-CPU counts, 8,16,32 or auto");
+  run->add_option("--cycles", cycles, "sweep: offline+online cycles of the victim per level");
+  run->add_option("--victim", victim, "sweep: the CPU cycled (-1: the highest selected)");
   auto* stop_opt =
       run->add_flag("--stop-on-error", stop_on_error, "Stop at the first failed operation");
   bool tracepoints = true;
   auto* trace_opt = run->add_flag("--tracepoints,!--no-tracepoints", tracepoints,
                                   "Per-state kernel timing from the cpuhp tracepoints (tracefs)");
+  bool health = true;
+  auto* health_opt =
+      run->add_flag("--health,!--no-health", health, "Kernel log health checks (/dev/kmsg)");
+  bool print_config = false;
+  run->add_flag("--print-config", print_config,
+                "Print the effective config (file, then options) as JSON and exit");
+  std::string dry_run;
+  auto* dry_opt = run->add_option("--dry-run", dry_run,
+                                  "Print the first N operations of the schedule (default 20) "
+                                  "and exit; nothing is written")
+                      ->expected(0, 1);
   std::string checkpoint_interval, interim_interval, stuck_timeout;
   bool fresh = false;
   run->add_option("--checkpoint-interval", checkpoint_interval,
@@ -100,12 +121,12 @@ int main(int argc, char** argv) {
   run->add_option("--stuck-timeout", stuck_timeout,
                   "Report a hotplug write not returned after this long (default 30s; 0: off)");
   bool disturbance = false;
-  int fifo_priority = 0;
+  std::string fifo_priority;
   std::string on_kernel_warning;
   auto* dist_opt = run->add_flag("--disturbance", disturbance,
                                  "Run wakeup-latency probes on the CPUs that stay online");
-  auto* fifo_opt = run->add_option("--fifo-priority", fifo_priority,
-                                   "Probes as SCHED_FIFO at this priority (1-99; 0 = SCHED_OTHER)");
+  run->add_option("--fifo-priority", fifo_priority,
+                  "Probes as SCHED_FIFO at this priority (1-99; 0 = SCHED_OTHER)");
   run->add_option("--on-kernel-warning", on_kernel_warning,
                   "continue | stop: what a WARNING, BUG, Oops, stall... in the kernel log does");
 
@@ -114,6 +135,9 @@ int main(int argc, char** argv) {
       "restore", "Bring back the online mask recorded by a run that did not finish");
   std::string restore_state_dir;
   restore->add_option("--state-dir", restore_state_dir, "State directory");
+  std::string restore_root = "/sys/devices/system/cpu";
+  restore->add_option("--sysfs-root", restore_root,
+                      "CPU sysfs directory (the state file's must match)");
 
   // list
   CLI::App* list = app.add_subcommand("list", "List CPUs: hotpluggable or not, online state");
@@ -131,6 +155,8 @@ int main(int argc, char** argv) {
                       "Change to call: 5% (default), or METRIC=20% (p99, offline.p50, "
                       "offline.p50@online=8); repeatable");
   compare->add_option("-f,--format", cmp_format, "text | markdown | json");
+  std::string cmp_output;
+  compare->add_option("-o,--output", cmp_output, "Write here (atomically) instead of stdout");
 
   // report
   CLI::App* report_cmd =
@@ -181,7 +207,7 @@ int main(int argc, char** argv) {
         return cpuhp::kExitBadInput;
       }
     if (*compare)
-      return cpuhp::CompareCommand(cmp_base, cmp_cand, copts, cmp_format, stdout);
+      return cpuhp::CompareCommand(cmp_base, cmp_cand, copts, cmp_format, stdout, cmp_output);
     cpuhp::ReportOptions ropts;
     ropts.compare = copts;
     if (!rep_origin.empty())
@@ -207,64 +233,70 @@ int main(int argc, char** argv) {
   if (*restore) {
     cpuhp::Config cfg;
     cfg.state_dir = restore_state_dir;
-    return cpuhp::RestoreCommand(cpuhp::ResolveStateDir(cfg), stdout);
+    return cpuhp::RestoreCommand(cpuhp::ResolveStateDir(cfg), restore_root, stdout);
   }
 
-  // Config file, then command-line overrides, validated the same way.
+  // Config file, then command-line overrides, validated the same way; an
+  // error names the flag and the key.
   cpuhp::Config cfg;
   std::string err;
   if (!config_file.empty() && !cpuhp::LoadConfigFile(config_file, &cfg, &err)) {
     spdlog::error("{}", err);
     return cpuhp::kExitBadInput;
   }
-  nlohmann::json overrides = nlohmann::json::object();
-  if (!pattern.empty())
-    overrides["pattern"] = pattern;
-  if (!cpus.empty())
-    overrides["cpus"] = cpus;
-  if (*it_opt)
-    overrides["iterations"] = iterations;
-  if (!duration.empty())
-    overrides["duration"] = duration;
-  if (!interval.empty())
-    overrides["interval"] = interval;
-  if (*seed_opt)
-    overrides["seed"] = seed;
-  if (*min_opt)
-    overrides["min_online"] = min_online;
-  if (!report.empty())
-    overrides["report"] = report;
-  if (!oplog.empty())
-    overrides["oplog"] = oplog;
-  if (!state_dir.empty())
-    overrides["state_dir"] = state_dir;
-  if (!sysfs_root.empty())
-    overrides["sysfs_root"] = sysfs_root;
-  if (!backend.empty())
-    overrides["backend"] = backend;
-  if (!progress.empty())
-    overrides["progress"] = progress;
-  if (*stop_opt)
-    overrides["stop_on_error"] = stop_on_error;
-  if (*trace_opt)
-    overrides["tracepoints"] = tracepoints;
-  if (!checkpoint_interval.empty())
-    overrides["checkpoint_interval"] = checkpoint_interval;
-  if (fresh)
-    overrides["resume"] = "never";
-  if (!interim_interval.empty())
-    overrides["interim_interval"] = interim_interval;
-  if (!stuck_timeout.empty())
-    overrides["stuck_timeout"] = stuck_timeout;
-  if (*dist_opt)
-    overrides["disturbance"]["enabled"] = disturbance;
-  if (*fifo_opt)
-    overrides["disturbance"]["fifo_priority"] = fifo_priority;
-  if (!on_kernel_warning.empty())
-    overrides["health"]["on_kernel_warning"] = on_kernel_warning;
-  if (!cpuhp::ApplyConfigJson(overrides, "command line", &cfg, &err)) {
-    spdlog::error("{}", err);
-    return cpuhp::kExitBadInput;
+  std::vector<std::pair<std::string, nlohmann::json>> overrides;  // flag, document
+  auto set = [&](const char* flag, const std::string& text, nlohmann::json doc) {
+    if (!text.empty())
+      overrides.emplace_back(flag, std::move(doc));
+  };
+  using cpuhp::CliValue;
+  set("--pattern", pattern, {{"pattern", pattern}});
+  set("--cpus", cpus, {{"cpus", cpus}});
+  set("--iterations", iterations, {{"iterations", CliValue(iterations)}});
+  set("--duration", duration, {{"duration", duration}});
+  set("--interval", interval, {{"interval", interval}});
+  set("--seed", seed, {{"seed", CliValue(seed)}});
+  set("--min-online", min_online, {{"min_online", CliValue(min_online)}});
+  set("--report", report, {{"report", report}});
+  set("--force", force ? "1" : "", {{"force", true}});
+  set("--oplog", oplog, {{"oplog", oplog}});
+  set("--state-dir", state_dir, {{"state_dir", state_dir}});
+  set("--sysfs-root", sysfs_root, {{"sysfs_root", sysfs_root}});
+  set("--backend", backend, {{"backend", backend}});
+  set("--progress", progress, {{"progress", progress}});
+  set("--levels", levels, {{"sweep", {{"levels", cpuhp::CliList(levels)}}}});
+  set("--cycles", cycles, {{"sweep", {{"cycles_per_level", CliValue(cycles)}}}});
+  set("--victim", victim, {{"sweep", {{"victim", CliValue(victim)}}}});
+  set("--stop-on-error", *stop_opt ? "1" : "", {{"stop_on_error", stop_on_error}});
+  set(tracepoints ? "--tracepoints" : "--no-tracepoints", *trace_opt ? "1" : "",
+      {{"tracepoints", tracepoints}});
+  set(health ? "--health" : "--no-health", *health_opt ? "1" : "",
+      {{"health", {{"enabled", health}}}});
+  set("--checkpoint-interval", checkpoint_interval, {{"checkpoint_interval", checkpoint_interval}});
+  set("--fresh", fresh ? "1" : "", {{"resume", "never"}});
+  set("--interim-interval", interim_interval, {{"interim_interval", interim_interval}});
+  set("--stuck-timeout", stuck_timeout, {{"stuck_timeout", stuck_timeout}});
+  set("--disturbance", *dist_opt ? "1" : "", {{"disturbance", {{"enabled", disturbance}}}});
+  set("--fifo-priority", fifo_priority,
+      {{"disturbance", {{"fifo_priority", CliValue(fifo_priority)}}}});
+  set("--on-kernel-warning", on_kernel_warning,
+      {{"health", {{"on_kernel_warning", on_kernel_warning}}}});
+  for (const auto& [flag, doc] : overrides)
+    if (!cpuhp::ApplyConfigJson(doc, flag, &cfg, &err)) {
+      spdlog::error("{}", err);
+      return cpuhp::kExitBadInput;
+    }
+  if (print_config) {
+    std::fputs((cpuhp::ConfigToJson(cfg).dump(2) + "\n").c_str(), stdout);
+    return cpuhp::kExitOk;
+  }
+  if (*dry_opt) {
+    uint64_t n = 20;
+    if (!dry_run.empty() && !cpuhp::ParseCount(dry_run, &n)) {
+      spdlog::error("--dry-run: expected a number of operations, got \"{}\"", dry_run);
+      return cpuhp::kExitBadInput;
+    }
+    return cpuhp::DryRunCommand(cfg, n, stdout);
   }
 
   InstallSignalHandlers();

@@ -3,7 +3,10 @@
 // share json_file.h's reading: bounded size, line and column in JSON errors,
 // one line naming the file.
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -63,7 +66,7 @@ TEST(ReportReaderTest, ErrorsAreOneLineWithLineAndColumn) {
   const std::string dir_path = d.Write("x", "") + "-dir";
   std::filesystem::create_directory(dir_path);
   EXPECT_FALSE(LoadReport(dir_path, &out, &err));
-  EXPECT_EQ(err, dir_path + ": cannot read: Is a directory");
+  EXPECT_EQ(err, dir_path + ": not a regular file");
 }
 
 TEST(ReportReaderTest, ChecksTheShapeAndAcceptsAReport) {
@@ -110,6 +113,47 @@ TEST(CheckpointReaderTest, CorruptJsonNamesTheFileAndThePlace) {
   const std::string ok = d.Write("good.json", CheckpointToJson(good).dump());
   ASSERT_TRUE(ReadCheckpoint(ok, &c, &err)) << err;
   EXPECT_EQ(c.seed, 7u);
+}
+
+TEST(JsonTextTest, DuplicateKeysAreRefusedWithTheirPath) {
+  nlohmann::json doc;
+  std::string err;
+  EXPECT_FALSE(ParseJsonText(R"({"iterations": 5, "iterations": 6})", "c.json", &doc, &err));
+  EXPECT_EQ(err, "c.json: /iterations: duplicate key (each key once)");
+  EXPECT_FALSE(ParseJsonText(R"({"sweep": {"levels": [1], "levels": [2]}})", "c.json", &doc, &err));
+  EXPECT_EQ(err, "c.json: /sweep/levels: duplicate key (each key once)");
+  EXPECT_FALSE(ParseJsonText(R"({"a": [{"x": 1}, {"x": 1, "x": 2}]})", "c.json", &doc, &err));
+  EXPECT_EQ(err, "c.json: /a/1/x: duplicate key (each key once)");
+  // The same key in two objects is no duplicate.
+  EXPECT_TRUE(ParseJsonText(R"({"a": {"x": 1}, "b": {"x": 1}, "c": [{"x": 1}, {"x": 2}]})",
+                            "c.json", &doc, &err))
+      << err;
+  EXPECT_EQ(doc["c"][1]["x"], 2);
+}
+
+// `cpuhp-stress compare fifo x` used to block in open() forever. Run in a
+// child so that the old behaviour fails the test instead of hanging it.
+TEST(ReportReaderTest, AFifoIsRefusedWithoutBlocking) {
+  TempDir dir;
+  const std::string fifo = dir.Write("r.json", "") + ".fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    nlohmann::json doc;
+    std::string err;
+    const bool refused = !LoadReport(fifo, &doc, &err) && err == fifo + ": not a regular file";
+    _exit(refused ? 0 : 1);
+  }
+  int status = 0;
+  for (int i = 0; i < 100 && waitpid(child, &status, WNOHANG) == 0; ++i)
+    usleep(50000);
+  if (waitpid(child, &status, WNOHANG) == 0) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+    FAIL() << "LoadReport blocked on a FIFO for 5 s";
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 TEST(SmallFileTest, GivesTheErrnoAndRefusesTooLarge) {

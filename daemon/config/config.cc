@@ -287,6 +287,8 @@ bool GetPath(const Value& v, const char* what, PathRule rule, std::string* out) 
     return v.Got(expected);
   if (s.find('\0') != std::string::npos)  // open() would silently use a shorter path
     return v.Got("a path cannot contain a NUL character");
+  if (!IsUtf8(s))  // it goes into reports and checkpoints: JSON is UTF-8
+    return v.Got("a path must be valid UTF-8");
   *out = s;
   return true;
 }
@@ -323,6 +325,17 @@ bool GetLevels(const Value& v, std::vector<int>* out) {
     levels.push_back(level);
   }
   *out = std::move(levels);
+  return true;
+}
+
+bool GetIterations(const Value& v, std::optional<uint64_t>* out) {
+  uint64_t n = 0;
+  if (v.j.is_string() && v.j.get_ref<const std::string&>() == "auto")
+    out->reset();
+  else if (AsU64(v.j, &n) && n <= kMaxIterations)
+    *out = n;
+  else
+    return v.Got("expected \"auto\" or " + IntegerRange(0, kMaxIterations));
   return true;
 }
 
@@ -520,8 +533,7 @@ const Field kTopFields[] = {
     {"cpus", [](const Value& v, Config* c) { return GetCpus(v, &c->cpus); }},
     {"min_online",
      [](const Value& v, Config* c) { return GetInt(v, 1, kMaxCpus, &c->min_online); }},
-    {"iterations",
-     [](const Value& v, Config* c) { return GetU64(v, kMaxIterations, &c->iterations); }},
+    {"iterations", [](const Value& v, Config* c) { return GetIterations(v, &c->iterations); }},
     {"duration", [](const Value& v, Config* c) { return GetDuration(v, &c->duration_ns); }},
     {"seed", [](const Value& v, Config* c) { return GetSeed(v, &c->seed); }},
     {"stop_on_error", [](const Value& v, Config* c) { return GetBool(v, &c->stop_on_error); }},
@@ -546,6 +558,7 @@ const Field kTopFields[] = {
      [](const Value& v, Config* c) {
        return GetPath(v, "a non-empty file path", PathRule::kNonEmpty, &c->report);
      }},
+    {"force", [](const Value& v, Config* c) { return GetBool(v, &c->force); }},
     {"oplog",
      [](const Value& v, Config* c) {
        return GetPath(v, "a file path, or \"\" for none", PathRule::kMayBeEmpty, &c->oplog);
@@ -592,6 +605,13 @@ bool ParsePattern(const std::string& s, Pattern* p) {
     }
   }
   return false;
+}
+
+uint64_t IterationLimit(const Config& cfg) {
+  if (cfg.iterations)
+    return *cfg.iterations;
+  const bool ends_by_itself = cfg.pattern == Pattern::kSweep || cfg.pattern == Pattern::kFaultSweep;
+  return cfg.duration_ns || ends_by_itself ? 0 : kDefaultIterations;
 }
 
 bool ApplyConfigJson(const json& doc, const std::string& source, Config* cfg, std::string* err) {
@@ -642,7 +662,7 @@ json ConfigToJson(const Config& cfg) {
       {"pattern", PatternName(cfg.pattern)},
       {"cpus", cfg.cpus},
       {"min_online", cfg.min_online},
-      {"iterations", cfg.iterations},
+      {"iterations", cfg.iterations ? json(*cfg.iterations) : json("auto")},
       {"duration", FormatDuration(cfg.duration_ns)},
       {"seed", cfg.seed ? json(*cfg.seed) : json(nullptr)},
       {"stop_on_error", cfg.stop_on_error},
@@ -652,6 +672,7 @@ json ConfigToJson(const Config& cfg) {
       {"sysfs_root", cfg.sysfs_root},
       {"state_dir", cfg.state_dir},
       {"report", cfg.report},
+      {"force", cfg.force},
       {"oplog", cfg.oplog},
       {"progress", progress < std::size(kProgressNames) ? kProgressNames[progress] : "unknown"},
       {"sweep", std::move(sweep)},
@@ -676,6 +697,51 @@ json ConfigToJson(const Config& cfg) {
         {"repeats", cfg.faults.repeats},
         {"allow_unsafe", cfg.faults.allow_unsafe}}},
   };
+}
+
+std::string PatternList(const std::string& sep) {
+  std::string out;
+  for (const char* name : kPatternNames)
+    out += (out.empty() ? "" : sep) + name;
+  return out;
+}
+
+json CliValue(const std::string& text) {
+  const bool negative = !text.empty() && text[0] == '-';
+  const std::string digits = negative ? text.substr(1) : text;
+  if (digits.empty() || digits.size() > 20 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return text;
+  uint64_t u = 0;
+  if (std::from_chars(digits.data(), digits.data() + digits.size(), u).ec != std::errc())
+    return text;  // beyond 2^64-1: the config says what it expected
+  if (!negative)
+    return u;
+  if (u > static_cast<uint64_t>(INT64_MAX))
+    return text;
+  return -static_cast<int64_t>(u);
+}
+
+json CliList(const std::string& text) {
+  if (text == "auto" || text.empty())
+    return text;
+  json out = json::array();
+  size_t from = 0;
+  for (;;) {
+    const size_t comma = text.find(',', from);
+    out.push_back(CliValue(text.substr(from, comma - from)));
+    if (comma == std::string::npos)
+      return out;
+    from = comma + 1;
+  }
+}
+
+bool ParseCount(const std::string& text, uint64_t* n) {
+  json v = CliValue(text);
+  if (!v.is_number_unsigned())
+    return false;
+  *n = v.get<uint64_t>();
+  return true;
 }
 
 bool ParseDuration(const std::string& text, uint64_t* ns, std::string* err) {

@@ -80,9 +80,11 @@ struct FaultsConfig {
 
 struct Config {
   Pattern pattern = Pattern::kRoundRobin;
-  std::string cpus = "all";      // kernel CPU list or "all" (every hotpluggable CPU)
-  int min_online = 1;            // never fewer online CPUs than this (>= 1)
-  uint64_t iterations = 1000;    // operations (writes to an online file); 0 = no limit
+  std::string cpus = "all";  // kernel CPU list or "all" (every hotpluggable CPU)
+  int min_online = 1;        // never fewer online CPUs than this (>= 1)
+  // Operations (writes to an online file); 0 = no limit. Absent ("auto"):
+  // IterationLimit() decides, so a default never ends a duration or a sweep.
+  std::optional<uint64_t> iterations;
   uint64_t duration_ns = 0;      // 0 = no limit; from "24h", "90m", "30s", "500ms"
   std::optional<uint64_t> seed;  // absent: drawn at start and recorded
   bool stop_on_error = false;
@@ -92,7 +94,8 @@ struct Config {
   std::string sysfs_root = "/sys/devices/system/cpu";
   std::string state_dir;  // empty: $STATE_DIRECTORY or /var/lib/cpuhp-stress
   std::string report = "cpuhp-stress-report.json";
-  std::string oplog;  // JSON Lines file of every operation; empty: none
+  bool force = false;  // overwrite an existing report (--force); otherwise refused at start
+  std::string oplog;   // JSON Lines file of every operation; empty: none
   ProgressMode progress = ProgressMode::kAuto;
   SweepConfig sweep;
   SimConfig sim;
@@ -111,6 +114,15 @@ struct Config {
   FaultsConfig faults;
 };
 
+// The iteration limit of `auto`: a plain run stops after this many writes.
+inline constexpr uint64_t kDefaultIterations = 1000;
+
+// The iteration limit the run obeys: /iterations when given; otherwise
+// kDefaultIterations for roundrobin, all and random without a duration, and
+// none (0) for a duration, a sweep or a fault sweep, which end by their own
+// measure.
+uint64_t IterationLimit(const Config& cfg);
+
 // Parses and validates a config document on top of `*cfg` (keys absent in the
 // document keep their current values). `source` names the file in errors.
 // Returns false with a one-line *err ("default.json: /min_online: expected an
@@ -123,6 +135,18 @@ bool LoadConfigFile(const std::string& path, Config* cfg, std::string* err);
 
 // The effective config as JSON (same keys as the files; seed as resolved).
 nlohmann::json ConfigToJson(const Config& cfg);
+
+// The pattern names joined by `sep` ("roundrobin | all | ..."), for --help.
+std::string PatternList(const std::string& sep);
+
+// A command-line value as the config document would hold it: an integer
+// literal ("-5", "42") becomes a JSON number, anything else a string, so the
+// config's checks judge it ("expected an integer from 0 to ..., got -5").
+nlohmann::json CliValue(const std::string& text);
+// "8,16,32" -> [8, 16, 32] (each through CliValue); "auto" stays a string.
+nlohmann::json CliList(const std::string& text);
+// A non-negative decimal count ("20"); false on anything else.
+bool ParseCount(const std::string& text, uint64_t* n);
 
 // "24h", "90m", "30s", "500ms", "2h30m", "0". Returns false on bad syntax.
 bool ParseDuration(const std::string& text, uint64_t* ns, std::string* err);

@@ -282,12 +282,13 @@ TEST(ConfigApply, ErrorLeavesConfigUnchanged) {
 // ---- Validation errors ----
 
 TEST(ConfigErrors, UnknownKeyAtTopLevel) {
-  EXPECT_EQ(ApplyError(R"({"iteration": 5})"),
-            "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
-            "iterations, duration, seed, stop_on_error, lost_cpu_after, interval, backend, "
-            "sysfs_root, state_dir, "
-            "report, oplog, progress, sweep, sim, tracepoints, kmod, checkpoint_interval, resume, "
-            "interim_interval, stuck_timeout, disturbance, health, faults)");
+  EXPECT_EQ(
+      ApplyError(R"({"iteration": 5})"),
+      "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
+      "iterations, duration, seed, stop_on_error, lost_cpu_after, interval, backend, "
+      "sysfs_root, state_dir, "
+      "report, force, oplog, progress, sweep, sim, tracepoints, kmod, checkpoint_interval, resume, "
+      "interim_interval, stuck_timeout, disturbance, health, faults)");
   EXPECT_PRED2(StartsWith, ApplyError(R"({"$schema": "x"})"), "t.json: /$schema: unknown key ");
 }
 
@@ -315,9 +316,9 @@ TEST(ConfigErrors, WrongTypes) {
       {R"({"min_online": 1.5})", "/min_online: expected an integer from 1 to 8192, got 1.5"},
       {R"({"min_online": 2.0})", "/min_online: expected an integer from 1 to 8192, got 2.0"},
       {R"({"iterations": 1e3})",
-       "/iterations: expected an integer from 0 to 1000000000000, got 1000.0"},
+       "/iterations: expected \"auto\" or an integer from 0 to 1000000000000, got 1000.0"},
       {R"({"iterations": null})",
-       "/iterations: expected an integer from 0 to 1000000000000, got null"},
+       "/iterations: expected \"auto\" or an integer from 0 to 1000000000000, got null"},
       {R"({"seed": "1"})",
        "/seed: expected null or an integer from 0 to 18446744073709551615, "
        "got \"1\""},
@@ -360,9 +361,10 @@ TEST(ConfigErrors, OutOfRange) {
       {R"({"min_online": 8193})", "/min_online: expected an integer from 1 to 8192, got 8193"},
       {R"({"min_online": -9223372036854775808})",
        "/min_online: expected an integer from 1 to 8192, got -9223372036854775808"},
-      {R"({"iterations": -1})", "/iterations: expected an integer from 0 to 1000000000000, got -1"},
+      {R"({"iterations": -1})",
+       "/iterations: expected \"auto\" or an integer from 0 to 1000000000000, got -1"},
       {R"({"iterations": 1000000000001})",
-       "/iterations: expected an integer from 0 to 1000000000000, got 1000000000001"},
+       "/iterations: expected \"auto\" or an integer from 0 to 1000000000000, got 1000000000001"},
       {R"({"seed": -1})",
        "/seed: expected null or an integer from 0 to 18446744073709551615, got -1"},
       // One past 2^64-1 parses as a float.
@@ -440,6 +442,20 @@ TEST(ConfigErrors, PathRules) {
   EXPECT_EQ(cfg.state_dir, "");
 }
 
+// main passes the command line through ApplyConfigJson: argv bytes that are
+// not UTF-8 would make every report and checkpoint unwritable.
+TEST(ConfigErrors, NonUtf8PathsFromTheCommandLineAreRefused) {
+  for (const char* key : {"report", "oplog", "state_dir", "sysfs_root"}) {
+    Config cfg;
+    std::string err;
+    nlohmann::json overrides = {{key, std::string("/tmp/reports/\xffr.json")}};
+    EXPECT_FALSE(ApplyConfigJson(overrides, "command line", &cfg, &err)) << key;
+    EXPECT_NE(err.find(std::string("command line: /") + key + ": a path must be valid UTF-8"),
+              std::string::npos)
+        << err;
+  }
+}
+
 TEST(ConfigErrors, SweepLevelsMustAscend) {
   EXPECT_EQ(ApplyError(R"({"sweep": {"levels": [8, 16, 16]}})"),
             "t.json: /sweep/levels/2: expected a level above the previous one (16): levels are "
@@ -498,6 +514,13 @@ TEST(ConfigFile, LoadsAndNamesFileInValidationErrors) {
   EXPECT_FALSE(LoadConfigFile(bad, &cfg, &err));
   EXPECT_EQ(err, bad + ": /min_online: expected an integer from 1 to 8192, got -1");
   EXPECT_EQ(cfg.iterations, 3u);
+}
+
+TEST(ConfigFile, DuplicateKeysAreRefusedLikeUnknownOnes) {
+  EXPECT_EQ(LoadError(R"({"iterations": 100, "pattern": "all", "iterations": 5})"),
+            "c.json: /iterations: duplicate key (each key once)");
+  EXPECT_EQ(LoadError(R"({"faults": {"rate": 0.1, "rate": 0.2}})"),
+            "c.json: /faults/rate: duplicate key (each key once)");
 }
 
 TEST(ConfigFile, UnreadablePaths) {
@@ -617,14 +640,87 @@ TEST(ConfigShipped, DefaultJsonIsWhatRunsWithoutConfig) {
   EXPECT_EQ(cfg.pattern, Pattern::kRoundRobin);
   EXPECT_EQ(cfg.cpus, "all");
   EXPECT_EQ(cfg.min_online, 1);
-  EXPECT_EQ(cfg.iterations, 1000u);
+  EXPECT_EQ(IterationLimit(cfg), 1000u);
+}
+
+// default.json says it lists every key at its default: the file itself,
+// not only what it loads to, is the built-in config (`run --print-config`).
+TEST(ConfigShipped, DefaultJsonListsEveryKeyAtItsDefault) {
+  std::ifstream in(kSourceDir + "/configs/default.json");
+  json file = json::parse(in);
+  file.erase("comment");
+  const json code = ConfigToJson(Config{});
+  const json code_flat = code.flatten();  // items() refers into it
+  const json file_flat = file.flatten();
+  for (const auto& [key, value] : code_flat.items())
+    EXPECT_TRUE(file_flat.contains(key)) << "default.json lacks " << key;
+  EXPECT_EQ(file, code) << "default.json: " << json::diff(code, file).dump();
+}
+
+// The key table's Default column is the code's default, for every key.
+TEST(ConfigShipped, ReadmeDefaultsAreTheCodesDefaults) {
+  std::ifstream in(kSourceDir + "/configs/README.md");
+  const json defaults = ConfigToJson(Config{});
+  std::string line;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    // | `/key` | type | `default` | range | meaning |
+    if (line.rfind("| `/", 0) != 0)
+      continue;
+    std::vector<std::string> cells;
+    std::stringstream row(line.substr(1));
+    for (std::string cell; std::getline(row, cell, '|');) {
+      const size_t b = cell.find_first_not_of(' '), e = cell.find_last_not_of(' ');
+      cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+    }
+    ASSERT_GE(cells.size(), 3u) << line;
+    const std::string key = cells[0].substr(1, cells[0].size() - 2);
+    const std::string def = cells[2];
+    if (key == "/comment")
+      continue;
+    const json::json_pointer ptr(key);
+    ASSERT_TRUE(defaults.contains(ptr))
+        << "configs/README.md documents " << key << ", which the code does not have";
+    ++rows;
+    if (defaults[ptr].is_object() && def.empty())
+      continue;
+    ASSERT_TRUE(def.size() > 2 && def.front() == '`' && def.back() == '`') << key << ": " << def;
+    EXPECT_EQ(json::parse(def.substr(1, def.size() - 2)), defaults[ptr])
+        << "configs/README.md: " << key << " default " << def;
+  }
+  size_t keys = 0;
+  for (auto it = defaults.begin(); it != defaults.end(); ++it)
+    keys += 1 + (it->is_object() && it.key() != "per_kind" ? it->size() : 0);
+  EXPECT_EQ(static_cast<size_t>(rows), keys);
+}
+
+// A default the user never typed does not end a duration, a sweep or a
+// fault sweep; a number they typed does.
+TEST(ConfigIterations, AutoLimitOnlyForOpenEndedPatternsWithoutDuration) {
+  Config cfg;
+  EXPECT_FALSE(cfg.iterations.has_value());
+  EXPECT_EQ(IterationLimit(cfg), kDefaultIterations);
+  cfg.duration_ns = 24ull * 3600 * 1000000000;
+  EXPECT_EQ(IterationLimit(cfg), 0u);
+  cfg.duration_ns = 0;
+  cfg.pattern = Pattern::kSweep;
+  EXPECT_EQ(IterationLimit(cfg), 0u);
+  cfg.pattern = Pattern::kFaultSweep;
+  EXPECT_EQ(IterationLimit(cfg), 0u);
+  cfg.iterations = 5;
+  EXPECT_EQ(IterationLimit(cfg), 5u);
+  cfg = ApplyOk(R"({"iterations": "auto", "pattern": "all", "duration": "1h"})");
+  EXPECT_EQ(IterationLimit(cfg), 0u);
+  EXPECT_EQ(ConfigToJson(cfg)["iterations"], "auto");
 }
 
 TEST(ConfigShipped, EachFileSaysWhatItRuns) {
   Config soak = LoadShipped("soak-24h.json");
   EXPECT_EQ(soak.pattern, Pattern::kAll);
   EXPECT_EQ(soak.duration_ns, 24ull * 3600 * 1000000000);
-  EXPECT_EQ(soak.iterations, 0u);
+  EXPECT_EQ(IterationLimit(soak), 0u);
+  // A lab soak leaves numbers behind even if the board dies at hour 20.
+  EXPECT_EQ(soak.interim_interval_ns, 3600ull * 1000000000);
   EXPECT_FALSE(soak.stop_on_error);
   EXPECT_EQ(soak.oplog, "");
   Config all = LoadShipped("all-cpus.json");
@@ -633,8 +729,9 @@ TEST(ConfigShipped, EachFileSaysWhatItRuns) {
   Config sweep = LoadShipped("sweep.json");
   EXPECT_EQ(sweep.pattern, Pattern::kSweep);
   EXPECT_TRUE(sweep.sweep.levels.empty());
-  EXPECT_EQ(sweep.sweep.cycles_per_level, 100);
-  EXPECT_EQ(sweep.iterations, 0u);  // the sweep ends itself; a limit would cut it short
+  // compare needs about 1000 per level and side for a p99 interval.
+  EXPECT_GE(sweep.sweep.cycles_per_level, 1000);
+  EXPECT_EQ(IterationLimit(sweep), 0u);  // the sweep ends itself; a limit would cut it short
   Config random = LoadShipped("random.json");
   EXPECT_EQ(random.pattern, Pattern::kRandom);
   EXPECT_EQ(random.iterations, 10000u);
@@ -699,7 +796,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_EQ(d["seed"], nullptr);
   EXPECT_EQ(d["sweep"]["levels"], "auto");
   EXPECT_EQ(d["duration"], "0");
-  EXPECT_EQ(d.size(), 26u);  // every struct key, no "comment"
+  EXPECT_EQ(d.size(), 27u);  // every struct key, no "comment"
 }
 
 TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {

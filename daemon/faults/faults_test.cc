@@ -16,6 +16,7 @@
 
 #include "machine/restore.h"
 #include "machine/sim_cpu_control.h"
+#include "sources/timing_source.h"
 #include "testing/fake_sysfs.h"
 
 namespace cpuhp {
@@ -448,6 +449,7 @@ TEST(SysfsFailTest, StateFileRecordsThatFailMayBeArmed) {
   std::string err;
   ASSERT_TRUE(sd.Lock(&err)) << err;
   SavedState s;
+  s.pid = getpid();
   s.sysfs_root = "/sys/devices/system/cpu";
   s.online_at_start = {0, 1};
   s.controlled = {1};

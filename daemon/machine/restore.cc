@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <climits>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -18,6 +20,7 @@
 #include "util/cpu_list.h"
 #include "util/errno_name.h"
 #include "util/file_util.h"
+#include "util/json_file.h"
 
 namespace cpuhp {
 
@@ -33,13 +36,52 @@ StateDir::~StateDir() {
     close(lock_fd_);
 }
 
+namespace {
+
+// mkdir -p: a minimal board root file system may have no /var/lib. Only
+// what is created gets `mode`; existing parents are left as they are.
+bool MakeDirs(const std::string& dir, mode_t mode, std::string* why) {
+  for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+    const std::string part = dir.substr(0, slash);
+    if (!part.empty() && mkdir(part.c_str(), mode) != 0 && errno != EEXIST) {
+      *why = part + ": " + strerror(errno);
+      return false;
+    }
+    if (slash == std::string::npos)
+      return true;
+  }
+}
+
+}  // namespace
+
 bool StateDir::Lock(std::string* err) {
-  if (mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) {
-    *err = dir_ + ": cannot create state directory: " + strerror(errno);
+  // 0700: the state file tells which CPUs to take offline at the next start.
+  std::string why;
+  if (!MakeDirs(dir_, 0700, &why)) {
+    *err = dir_ + ": cannot create state directory: " + why;
+    return false;
+  }
+  // Root keeps its mask, lock and checkpoints here: a directory someone else
+  // owns or may write lets them plant the state file or swap in symlinks.
+  struct stat st {};
+  if (stat(dir_.c_str(), &st) != 0) {
+    *err = dir_ + ": stat: " + strerror(errno);
+    return false;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    *err = dir_ + ": state directory is not a directory";
+    return false;
+  }
+  if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    char mode[8];
+    snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    *err = dir_ + ": state directory must be owned by uid " + std::to_string(geteuid()) +
+           " and writable by it alone (owner uid " + std::to_string(st.st_uid) + ", mode " + mode +
+           ")";
     return false;
   }
   std::string path = dir_ + "/lock";
-  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) {
     *err = path + ": open: " + strerror(errno);
     return false;
@@ -71,37 +113,79 @@ bool StateDir::HasState() const {
   return access(state_path().c_str(), F_OK) == 0;
 }
 
-bool StateDir::Read(SavedState* s, std::string* err) const {
-  std::ifstream f(state_path());
-  if (!f) {
-    *err = state_path() + ": cannot read: " + strerror(errno);
+namespace {
+
+constexpr size_t kMaxStateBytes = 64 * 1024;  // ours is ~300 bytes
+
+// A boot id as the kernel prints it (36 characters, hex and dashes), or
+// empty when /proc had none.
+bool IsBootId(const std::string& s) {
+  if (s.empty())
+    return true;
+  if (s.size() != 36)
     return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+    if (dash ? s[i] != '-' : !isxdigit(static_cast<unsigned char>(s[i])))
+      return false;
   }
-  std::stringstream text;
-  text << f.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+  return true;
+}
+
+}  // namespace
+
+bool StateDir::Read(SavedState* s, std::string* err) const {
+  const std::string path = state_path();
   auto bad = [&](const std::string& what) {
-    *err = state_path() + ": corrupt state file: " + what +
+    *err = path + ": corrupt state file: " + what +
            " (move it aside after checking /sys/devices/system/cpu/online by hand)";
     return false;
   };
+  std::string text;
+  if (!ReadSmallFile(path, kMaxStateBytes, &text, err, nullptr, FileKind::kRegularOnly))
+    return false;
+  nlohmann::json j;
+  std::string perr;
+  if (!ParseJsonText(text, path, &j, &perr))
+    return bad(perr.substr(path.size() + 2));  // without the "<path>: " it starts with
   if (!j.is_object())
     return bad("not a JSON object");
-  for (const char* key : {"online_at_start", "controlled", "sysfs_root"})
-    if (!j.contains(key) || !j[key].is_string())
+  auto string_field = [&](const char* key, size_t max_len, std::string* out) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string())
       return bad(std::string("missing string \"") + key + "\"");
-  std::string perr;
-  if (!ParseCpuList(j["online_at_start"].get<std::string>(), &s->online_at_start, &perr) ||
-      !ParseCpuList(j["controlled"].get<std::string>(), &s->controlled, &perr))
+    if (it->get_ref<const std::string&>().size() > max_len)
+      return bad(std::string("\"") + key + "\" longer than " + std::to_string(max_len) + " bytes");
+    *out = it->get<std::string>();
+    return true;
+  };
+  SavedState r;
+  std::string online, controlled;
+  if (!string_field("online_at_start", 4096, &online) ||
+      !string_field("controlled", 4096, &controlled) ||
+      !string_field("sysfs_root", 4096, &r.sysfs_root) ||
+      !string_field("boot_id", 64, &r.boot_id) || !string_field("started_at", 64, &r.started_at))
+    return false;
+  if (!ParseCpuList(online, &r.online_at_start, &perr) ||
+      !ParseCpuList(controlled, &r.controlled, &perr))
     return bad(perr);
-  if (s->online_at_start.empty())
+  if (r.online_at_start.empty())
     return bad("empty online mask");
-  s->sysfs_root = j["sysfs_root"].get<std::string>();
-  s->pid = j.value("pid", 0);
-  s->boot_id = j.value("boot_id", "");
-  s->started_at = j.value("started_at", "");
-  s->fail_may_be_armed = j.contains("fail_may_be_armed") && j["fail_may_be_armed"].is_boolean() &&
-                         j["fail_may_be_armed"].get<bool>();
+  if (!IsBootId(r.boot_id))
+    return bad("\"boot_id\" is not a boot id");
+  for (char c : r.started_at)
+    if (c < 0x20 || c > 0x7e)
+      return bad("\"started_at\" is not a time");
+  auto pid = j.find("pid");
+  if (pid == j.end() || !pid->is_number_integer() || pid->get<int64_t>() < 1 ||
+      pid->get<int64_t>() > INT32_MAX)
+    return bad("\"pid\" is not a process id");
+  r.pid = static_cast<int>(pid->get<int64_t>());
+  auto armed = j.find("fail_may_be_armed");
+  if (armed != j.end() && !armed->is_boolean())
+    return bad("\"fail_may_be_armed\" is not a boolean");
+  r.fail_may_be_armed = armed != j.end() && armed->get<bool>();
+  *s = std::move(r);
   return true;
 }
 
@@ -113,7 +197,7 @@ bool StateDir::Write(const SavedState& s, std::string* err) const {
                       {"online_at_start", FormatCpuList(s.online_at_start)},
                       {"controlled", FormatCpuList(s.controlled)},
                       {"fail_may_be_armed", s.fail_may_be_armed}};
-  return WriteFileAtomic(state_path(), j.dump(2) + "\n", err);
+  return WriteFileAtomic(state_path(), DumpJson(j, 2) + "\n", err);
 }
 
 bool StateDir::Remove(std::string* err) const {

@@ -2,8 +2,11 @@
 #include "machine/restore.h"
 
 #include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -24,8 +27,12 @@ TEST(RestoreTest, StateFileRoundTrip) {
   std::string err;
   ASSERT_TRUE(dir.Lock(&err)) << err;
   EXPECT_FALSE(dir.HasState());
-  SavedState s{1234,      "boot",   "2026-11-30T00:00:00.000Z", "/sys/devices/system/cpu",
-               {0, 1, 3}, {1, 2, 3}};
+  SavedState s{1234,
+               "8f4c1f52-3b0e-4c5a-9d55-2f0c1a2b3c4d",
+               "2026-11-30T00:00:00.000Z",
+               "/sys/devices/system/cpu",
+               {0, 1, 3},
+               {1, 2, 3}};
   ASSERT_TRUE(dir.Write(s, &err)) << err;
   EXPECT_TRUE(dir.HasState());
   SavedState r;
@@ -34,6 +41,7 @@ TEST(RestoreTest, StateFileRoundTrip) {
   EXPECT_EQ(r.online_at_start, (std::vector<int>{0, 1, 3}));
   EXPECT_EQ(r.controlled, (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(r.sysfs_root, "/sys/devices/system/cpu");
+  EXPECT_EQ(r.boot_id, "8f4c1f52-3b0e-4c5a-9d55-2f0c1a2b3c4d");
   ASSERT_TRUE(dir.Remove(&err));
   EXPECT_FALSE(dir.HasState());
   std::filesystem::remove_all(d);
@@ -48,6 +56,37 @@ TEST(RestoreTest, ASecondRunCannotTakeTheLock) {
   EXPECT_FALSE(b.Lock(&err));
   EXPECT_EQ(err, d + "/lock: another cpuhp-stress run holds this state directory (pid " +
                      std::to_string(getpid()) + ")");
+  std::filesystem::remove_all(d);
+}
+
+TEST(RestoreTest, ALockSymlinkIsNotFollowed) {
+  std::string d = TempDir();
+  std::ofstream(d + "/victim") << "precious\n";
+  std::filesystem::create_symlink(d + "/victim", d + "/lock");
+  StateDir dir(d);
+  std::string err;
+  EXPECT_FALSE(dir.Lock(&err));
+  EXPECT_EQ(err.rfind(d + "/lock: open: ", 0), 0u) << err;
+  std::ifstream f(d + "/victim");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(f), {}), "precious\n");
+  std::filesystem::remove_all(d);
+}
+
+TEST(RestoreTest, AStateDirectoryOthersMayWriteIsRefused) {
+  std::string d = TempDir();
+  std::string err;
+  chmod(d.c_str(), 0777);
+  EXPECT_FALSE(StateDir(d).Lock(&err));
+  EXPECT_NE(err.find("mode 0777"), std::string::npos) << err;
+  chmod(d.c_str(), 0775);
+  EXPECT_FALSE(StateDir(d).Lock(&err));
+  chmod(d.c_str(), 0755);
+  EXPECT_TRUE(StateDir(d).Lock(&err)) << err;
+  if (geteuid() == 0) {  // only root can give a directory away
+    ASSERT_EQ(chown(d.c_str(), 65534, 65534), 0);
+    EXPECT_FALSE(StateDir(d).Lock(&err));
+    EXPECT_NE(err.find("owner uid 65534"), std::string::npos) << err;
+  }
   std::filesystem::remove_all(d);
 }
 

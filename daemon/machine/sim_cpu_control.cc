@@ -230,7 +230,10 @@ bool SimCpuControl::RestoreState(const nlohmann::json& j, std::string* err) {
       return false;
     }
     clock_.Set(j.at("now_ns").get<uint64_t>());
-    rng_.set_state(j.at("rng").get<std::array<uint64_t, 4>>());
+    if (!rng_.set_state(j.at("rng").get<std::array<uint64_t, 4>>())) {
+      *err = "sim state: rng is all zero";
+      return false;
+    }
     writes_ = j.at("writes").get<uint64_t>();
     online_count_ = 0;
     for (size_t c = 0; c < online.size(); ++c) {

@@ -21,13 +21,18 @@ namespace cpuhp {
 
 class SimClock : public Clock {
  public:
+  static constexpr uint64_t kStartNs = 1000000000ull;  // where every simulated machine starts
+
   uint64_t NowNs() override { return now_ns_; }
   uint64_t now() const { return now_ns_; }
   void Advance(uint64_t ns) { now_ns_ += ns; }
   void Set(uint64_t ns) { now_ns_ = ns; }
+  // Simulated time since the machine started (a resumed run's clock is
+  // checkpointed, so this spans every segment).
+  uint64_t elapsed_ns() const { return now_ns_ - kStartNs; }
 
  private:
-  uint64_t now_ns_ = 1000000000ull;
+  uint64_t now_ns_ = kStartNs;
 };
 
 class SimCpuControl : public CpuControl {

@@ -9,11 +9,13 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "report/report.h"
 #include "stats/histogram.h"
 #include "stats/quantile_ci.h"
 #include "util/exit_codes.h"
+#include "util/file_util.h"
 #include "util/json_file.h"
 #include "util/report_json.h"
 
@@ -75,7 +77,11 @@ Metric MakeMetric(const std::string& name, const std::string& dir, const char* s
                   const json& b, const json& c, bool have_hists, const Histogram& hb,
                   const Histogram& hc, const CompareOptions& o, uint64_t seed) {
   Metric m;
-  m.name = name + "." + stat;
+  // One spelling everywhere (--threshold, the JSON, the tables): the stat
+  // goes before the level, "offline.p50@online=8".
+  const size_t at = name.find('@');
+  m.name = at == std::string::npos ? name + "." + stat
+                                   : name.substr(0, at) + "." + stat + name.substr(at);
   m.stat = stat;
   std::string key = std::string(stat) + "_ns";
   m.base_ns = static_cast<double>(U64(b, key.c_str()));
@@ -236,17 +242,6 @@ std::string Pct(double f) {
   return Fmt("%g%%", f * 100);
 }
 
-std::string RowVerdictText(const CompareRow& r) {
-  Verdict v = r.verdict();
-  if (v == Verdict::kNotApplicable)
-    return "n/a";
-  std::string which;
-  for (const Metric* m : {&r.p50, &r.p99})
-    if (m->verdict == v && v != Verdict::kNoChange)
-      which += (which.empty() ? "" : ",") + m->stat;
-  return which.empty() ? VerdictName(v) : std::string(VerdictName(v)) + " (" + which + ")";
-}
-
 std::vector<std::string> Groups(const Comparison& c) {
   std::vector<std::string> groups;
   for (const CompareRow& r : c.rows)
@@ -320,7 +315,7 @@ bool ParseReport(const std::string& text, const std::string& source, json* out, 
     return false;
   }
   if (j["schema_version"] != kReportSchemaVersion) {
-    *err = source + ": schema_version " + j["schema_version"].dump() +
+    *err = source + ": schema_version " + DumpJson(j["schema_version"]) +
            ", this cpuhp-stress reads " + std::to_string(kReportSchemaVersion);
     return false;
   }
@@ -336,7 +331,8 @@ bool ParseReport(const std::string& text, const std::string& source, json* out, 
 
 bool LoadReport(const std::string& path, json* out, std::string* err) {
   std::string text;
-  return ReadSmallFile(path, kMaxReportBytes, &text, err) && ParseReport(text, path, out, err);
+  return ReadSmallFile(path, kMaxReportBytes, &text, err, nullptr, FileKind::kRegularOnly) &&
+         ParseReport(text, path, out, err);
 }
 
 bool CheckComparable(const json& base, const json& cand, std::string* err) {
@@ -345,6 +341,24 @@ bool CheckComparable(const json& base, const json& cand, std::string* err) {
   if (bs != cs) {
     *err = "different CPU sets: baseline operated on CPUs " + (bs.empty() ? "?" : bs) +
            ", candidate on " + (cs.empty() ? "?" : cs);
+    return false;
+  }
+  for (const char* key : {"backend", "pattern", "interval"}) {
+    const std::string b = Str(Get(base, "config"), key, "?");
+    const std::string c = Str(Get(cand, "config"), key, "?");
+    if (b != c) {
+      *err =
+          Fmt("different %s: baseline ran %s, candidate %s (their latencies are not "
+              "comparable)",
+              key, b.c_str(), c.c_str());
+      return false;
+    }
+  }
+  const bool bi = Get(base, "interim").is_boolean() && Get(base, "interim").get<bool>();
+  const bool ci = Get(cand, "interim").is_boolean() && Get(cand, "interim").get<bool>();
+  if (bi != ci) {
+    *err = std::string("the ") + (bi ? "baseline" : "candidate") +
+           " is an interim report (the run was still going), the other a final one";
     return false;
   }
   std::string bp = Str(Get(Get(base, "host"), "cpus"), "present_list");
@@ -356,9 +370,84 @@ bool CheckComparable(const json& base, const json& cand, std::string* err) {
   return true;
 }
 
+namespace {
+
+Comparison::Side SideOf(const json& r) {
+  Comparison::Side s;
+  s.kernel_release = Str(Get(r, "host"), "kernel_release");
+  s.ops = U64(Get(r, "totals"), "ops");
+  s.simulated = Str(Get(r, "run"), "clock") == "simulated";
+  return s;
+}
+
+bool SummaryConsistent(const json& s, const std::string& where, std::string* err) {
+  auto it = s.find("histogram");
+  if (it == s.end() || U64(s, "count") == 0)
+    return true;
+  Histogram h;
+  std::string herr;
+  if (!h.FromJson(*it, &herr)) {
+    *err = where + ".histogram: " + herr;
+    return false;
+  }
+  const uint64_t count = U64(s, "count");
+  if (h.count() != count) {
+    *err = Fmt("%s: count %" PRIu64 " but its histogram holds %" PRIu64, where.c_str(), count,
+               h.count());
+    return false;
+  }
+  // The daemon writes each summary percentile from this very histogram; a
+  // bucket's width (0.39 %) is the most two honest values can differ by.
+  struct Field {
+    const char* key;
+    uint64_t want;
+  };
+  for (const Field& f : {Field{"min_ns", h.min_ns()}, Field{"p50_ns", h.PercentileNs(50)},
+                         Field{"p99_ns", h.PercentileNs(99)}, Field{"max_ns", h.max_ns()}}) {
+    const json& v = Get(s, f.key);
+    if (!v.is_number())
+      continue;
+    const double got = v.get<double>();
+    if (std::fabs(got - static_cast<double>(f.want)) > 0.01 * static_cast<double>(f.want) + 1) {
+      *err = Fmt("%s: %s %.3f ms disagrees with its histogram (%.3f ms)", where.c_str(), f.key,
+                 got / 1e6, static_cast<double>(f.want) / 1e6);
+      return false;
+    }
+  }
+  if (U64(s, "p50_ns") > U64(s, "p99_ns") || U64(s, "p99_ns") > U64(s, "max_ns")) {
+    *err = Fmt("%s: p50 %.3f ms, p99 %.3f ms, max %.3f ms are not in order", where.c_str(),
+               static_cast<double>(U64(s, "p50_ns")) / 1e6,
+               static_cast<double>(U64(s, "p99_ns")) / 1e6,
+               static_cast<double>(U64(s, "max_ns")) / 1e6);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool CheckConsistent(const json& report, const std::string& which, std::string* err) {
+  for (const char* dir : kDirs) {
+    if (!SummaryConsistent(Get(Get(report, "directions"), dir), which + " directions." + dir, err))
+      return false;
+    const json& levels = Get(Get(report, "per_online_count"), dir);
+    if (!levels.is_array())
+      continue;
+    for (const json& l : levels)
+      if (l.is_object() && !SummaryConsistent(l,
+                                              which + " per_online_count." + dir + "[online_cpus=" +
+                                                  std::to_string(U64(l, "online_cpus")) + "]",
+                                              err))
+        return false;
+  }
+  return true;
+}
+
 Comparison Compare(const json& base, const json& cand, const CompareOptions& opts) {
   Comparison out;
   out.options = opts;
+  out.base = SideOf(base);
+  out.cand = SideOf(cand);
   for (const char* dir : kDirs) {
     std::string group = std::string(dir) + " latency";
     auto bl = Levels(base, dir);
@@ -454,6 +543,18 @@ Comparison Compare(const json& base, const json& cand, const CompareOptions& opt
   }
   if (generic >= kMaxGenericRows)
     out.notes.push_back(Fmt("stopped after %zu summaries in other sections", kMaxGenericRows));
+  // p99 "n/a" is not a verdict withheld silently: say why (MakeMetric's
+  // minimum of 10 samples above the quantile).
+  size_t p99_short = 0;
+  for (const CompareRow& r : out.rows)
+    p99_short += !r.p99.has_ci && std::min(r.base_count, r.cand_count) < 1000 &&
+                 std::min(r.base_count, r.cand_count) > 0;
+  if (p99_short)
+    out.notes.push_back(
+        Fmt("p99: no interval or verdict in %zu rows with fewer than 1000 "
+            "operations a side (a bootstrap of the 99th percentile needs 10 "
+            "samples above it)",
+            p99_short));
   std::string bclock = Str(Get(base, "run"), "clock");
   std::string cclock = Str(Get(cand, "run"), "clock");
   if (bclock != cclock)
@@ -461,62 +562,149 @@ Comparison Compare(const json& base, const json& cand, const CompareOptions& opt
   return out;
 }
 
+namespace {
+
+// One side of the comparison as a reader of the list wants it: which kernel,
+// how many operations, which file.
+std::string SideLine(const char* role, const std::string& path, const Comparison::Side& side) {
+  return Fmt("%-9s %s, %" PRIu64 " ops%s%s", role,
+             side.kernel_release.empty() ? "kernel ?" : side.kernel_release.c_str(), side.ops,
+             side.simulated ? ", SIMULATED" : "", path.empty() ? "" : (" (" + path + ")").c_str());
+}
+
+// Why a cell has no interval (a footnote), or "" when it has one.
+std::string NoIntervalReason(const CompareRow& r, const Metric& m) {
+  if (m.has_ci)
+    return "";
+  if (m.base_ns <= 0)
+    return "no baseline value";
+  const double q = m.stat == "p99" ? 0.99 : 0.50;
+  const uint64_t min_n = static_cast<uint64_t>(std::max(20.0, 10.0 / (1.0 - q)) + 0.5);
+  if (std::min(r.base_count, r.cand_count) < min_n)
+    return Fmt("%s needs %" PRIu64 " operations per side for an interval; this row has %" PRIu64
+               " and %" PRIu64,
+               m.stat.c_str(), min_n, r.base_count, r.cand_count);
+  return "the reports carry no histogram for this row (per-CPU rows have none)";
+}
+
+struct Footnotes {
+  std::vector<std::string> texts;
+  // The marker of `why` ("[1]"), numbering new reasons in order.
+  std::string Mark(const std::string& why) {
+    if (why.empty())
+      return "";
+    auto it = std::find(texts.begin(), texts.end(), why);
+    size_t n = static_cast<size_t>(it - texts.begin()) + 1;
+    if (it == texts.end())
+      texts.push_back(why);
+    return Fmt("[%zu]", n);
+  }
+};
+
+std::string MetricVerdict(const Metric& m) {
+  return m.verdict == Verdict::kNotApplicable ? "n/a" : VerdictName(m.verdict);
+}
+
+// Wraps `text` at 78 columns, continuation lines indented by `indent`.
+std::string Wrap(const std::string& text, size_t indent) {
+  if (text.size() <= 78)
+    return text + "\n";  // as formatted, columns kept
+  std::string out, line;
+  size_t from = 0;
+  while (from < text.size()) {
+    size_t sp = text.find(' ', from);
+    std::string word = text.substr(from, sp == std::string::npos ? std::string::npos : sp - from);
+    from = sp == std::string::npos ? text.size() : sp + 1;
+    if (!line.empty() && line.size() + 1 + word.size() > 78) {
+      out += line + "\n";
+      line = std::string(indent, ' ');
+    }
+    line += (line.empty() || line.back() == ' ' ? "" : " ") + word;
+  }
+  return out + line + "\n";
+}
+
+}  // namespace
+
+// Seed 001's table per group and statistic, within 80 columns:
+//   online CPUs   baseline  candidate  ratio [95% CI]        verdict
 std::string CompareText(const Comparison& c) {
-  std::string out = "baseline:  " + c.base_path + "\ncandidate: " + c.cand_path + "\n";
-  out +=
-      Fmt("threshold %s, %g %% confidence intervals of the ratio candidate/baseline "
-          "(bootstrap from the histograms)\n",
-          Pct(c.options.threshold).c_str(), c.options.confidence * 100);
+  std::string out = "cpuhp-stress compare\n";
+  out += Wrap(SideLine("baseline", c.base_path, c.base), 10);
+  out += Wrap(SideLine("candidate", c.cand_path, c.cand), 10);
+  out += Wrap(Fmt("threshold %s; ratio = candidate/baseline, %g %% interval by bootstrap from "
+                  "the histograms",
+                  Pct(c.options.threshold).c_str(), c.options.confidence * 100),
+              0);
   for (const auto& [k, v] : c.options.overrides)
     out += "  threshold for " + k + ": " + Pct(v) + "\n";
+  Footnotes notes;
   for (const std::string& g : Groups(c)) {
-    out += "\n" + g + " (ms)\n";
-    out +=
-        Fmt("  %-12s %7s %7s %9s %9s %6s %-16s %9s %9s %6s %-16s %9s %9s  %s\n",
-            FirstColumn(g).c_str(), "n base", "n cand", "p50 base", "p50 cand", "ratio", "95% CI",
-            "p99 base", "p99 cand", "ratio", "95% CI", "max base", "max cand", "verdict");
-    for (const CompareRow& r : c.rows) {
-      if (r.group != g)
-        continue;
-      out +=
-          Fmt("  %-12s %7" PRIu64 " %7" PRIu64 " %9s %9s %6s %-16s %9s %9s %6s %-16s %9s %9s  %s\n",
-              r.label.c_str(), r.base_count, r.cand_count, Ms(r.p50.base_ns).c_str(),
-              Ms(r.p50.cand_ns).c_str(), RatioText(r.p50).c_str(), CiText(r.p50).c_str(),
-              Ms(r.p99.base_ns).c_str(), Ms(r.p99.cand_ns).c_str(), RatioText(r.p99).c_str(),
-              CiText(r.p99).c_str(), Ms(static_cast<double>(r.base_max_ns)).c_str(),
-              Ms(static_cast<double>(r.cand_max_ns)).c_str(), RowVerdictText(r).c_str());
+    for (const char* stat : {"p50", "p99"}) {
+      out += "\n" + g + ", " + stat + " (ms)\n";
+      out += Fmt("  %-13s %9s %9s  %-25s %s\n", FirstColumn(g).c_str(), "baseline", "candidate",
+                 "ratio [95% CI]", "verdict");
+      for (const CompareRow& r : c.rows) {
+        if (r.group != g)
+          continue;
+        const Metric& m = std::string(stat) == "p50" ? r.p50 : r.p99;
+        std::string ratio =
+            RatioText(m) + (m.has_ci ? " " + CiText(m) : "") + notes.Mark(NoIntervalReason(r, m));
+        std::string label =
+            r.label.size() > 13 ? "..." + r.label.substr(r.label.size() - 10) : r.label;
+        out += Fmt("  %-13s %9s %9s  %-25s %s\n", label.c_str(), Ms(m.base_ns).c_str(),
+                   Ms(m.cand_ns).c_str(), ratio.c_str(), MetricVerdict(m).c_str());
+      }
     }
   }
+  for (size_t i = 0; i < notes.texts.size(); ++i)
+    out += Wrap(Fmt("[%zu] no interval: %s", i + 1, notes.texts[i].c_str()), 4);
   out += "\nchecks\n";
   for (const CompareCheck& k : c.checks)
-    out += Fmt("  %-20s baseline %-22s candidate %-22s %s\n", k.name.c_str(), k.base.c_str(),
-               k.cand.c_str(), VerdictName(k.verdict));
+    out += Fmt("  %-20s %-17s -> %-17s %s\n", k.name.c_str(), k.base.c_str(), k.cand.c_str(),
+               VerdictName(k.verdict));
   for (const std::string& n : c.notes)
-    out += "note: " + n + "\n";
+    out += Wrap("note: " + n, 6);
   out += Fmt("\nverdict: %s (%d regressed, %d improved)\n",
              c.regressed() ? "REGRESSED" : "nothing regressed", c.regressions(), c.improvements());
   return out;
 }
 
 std::string CompareMarkdown(const Comparison& c) {
-  std::string out =
-      "## cpuhp-stress compare\n\nBaseline `" + c.base_path + "`, candidate `" + c.cand_path +
-      "`; threshold " + Pct(c.options.threshold) +
-      Fmt(", %g %% confidence intervals of the median ratio.\n", c.options.confidence * 100);
+  std::string out = "## cpuhp-stress compare\n\n";
+  out += "| | kernel | operations | report |\n|---|---|---:|---|\n";
+  for (const auto& [role, path, side] : {std::tuple{"baseline", &c.base_path, &c.base},
+                                         std::tuple{"candidate", &c.cand_path, &c.cand}})
+    out += std::string("| ") + role + " | " +
+           (side->kernel_release.empty() ? "?" : "`" + side->kernel_release + "`") +
+           (side->simulated ? " (SIMULATED)" : "") + " | " + std::to_string(side->ops) + " | `" +
+           *path + "` |\n";
+  out += "\nThreshold " + Pct(c.options.threshold) +
+         Fmt("; ratio = candidate/baseline with its %g %% interval (bootstrap).\n",
+             c.options.confidence * 100);
+  Footnotes notes;
   for (const std::string& g : Groups(c)) {
-    out += "\n### " + g + " (ms)\n\n";
-    out += "| " + FirstColumn(g) +
-           " | baseline | candidate | ratio | 95 % CI | p99 baseline | p99 candidate | p99 ratio "
-           "| verdict |\n";
-    out += "|---:|---:|---:|---:|:---:|---:|---:|---:|:---|\n";
-    for (const CompareRow& r : c.rows) {
-      if (r.group != g)
-        continue;
-      out += "| " + r.label + " | " + Ms(r.p50.base_ns) + " | " + Ms(r.p50.cand_ns) + " | " +
-             RatioText(r.p50) + " | " + CiText(r.p50) + " | " + Ms(r.p99.base_ns) + " | " +
-             Ms(r.p99.cand_ns) + " | " + RatioText(r.p99) + " | " + RowVerdictText(r) + " |\n";
+    for (const char* stat : {"p50", "p99"}) {
+      out += "\n### " + g + ", " + stat + " (ms)\n\n";
+      out += "| " + FirstColumn(g) +
+             " | ops | baseline | candidate | ratio [95 % CI] | verdict |\n"
+             "|---:|---:|---:|---:|:---|:---|\n";
+      for (const CompareRow& r : c.rows) {
+        if (r.group != g)
+          continue;
+        const Metric& m = std::string(stat) == "p50" ? r.p50 : r.p99;
+        std::string mark = notes.Mark(NoIntervalReason(r, m));
+        out += "| " + r.label + " | " + std::to_string(r.base_count) + " / " +
+               std::to_string(r.cand_count) + " | " + Ms(m.base_ns) + " | " + Ms(m.cand_ns) +
+               " | " + RatioText(m) + (m.has_ci ? " " + CiText(m) : "") +
+               (mark.empty() ? "" : " " + mark) + " | " + MetricVerdict(m) + " |\n";
+      }
     }
   }
+  if (!notes.texts.empty())
+    out += "\n";
+  for (size_t i = 0; i < notes.texts.size(); ++i)
+    out += Fmt("[%zu] no interval: %s.  \n", i + 1, notes.texts[i].c_str());
   out += "\n| check | baseline | candidate | verdict |\n|---|---|---|---|\n";
   for (const CompareCheck& k : c.checks)
     out +=
@@ -563,9 +751,56 @@ json CompareJson(const Comparison& c) {
           {"improvements", c.improvements()}};
 }
 
+namespace {
+
+bool IsStat(const std::string& s) {
+  return s == "p50" || s == "p99";
+}
+bool IsDir(const std::string& s) {
+  return s == "offline" || s == "online";
+}
+bool AllDigits(const std::string& s) {
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+// The metric names a threshold may be given for: p50, offline,
+// offline.p99, offline.p50@online=8, per_cpu.cpu1.offline.p50, or the
+// path of a summary in another section ending in .p50 or .p99
+// (timing_sources.kmod.phases[...].p99).
+bool IsMetricName(const std::string& key) {
+  std::vector<std::string> parts;
+  for (size_t from = 0;;) {
+    const size_t dot = key.find('.', from);
+    parts.push_back(key.substr(from, dot - from));
+    if (dot == std::string::npos)
+      break;
+    from = dot + 1;
+  }
+  if (parts.size() == 1)
+    return IsStat(key) || IsDir(key);
+  if (IsDir(parts[0])) {
+    if (parts.size() != 2)
+      return false;
+    const size_t at = parts[1].find('@');
+    if (at == std::string::npos)
+      return IsStat(parts[1]);
+    return IsStat(parts[1].substr(0, at)) && parts[1].compare(at, 8, "@online=") == 0 &&
+           AllDigits(parts[1].substr(at + 8));
+  }
+  if (parts[0] == "per_cpu")
+    return parts.size() == 4 && parts[1].rfind("cpu", 0) == 0 && AllDigits(parts[1].substr(3)) &&
+           IsDir(parts[2]) && IsStat(parts[3]);
+  return !parts[0].empty() && !kCoreSections.count(parts[0]) && IsStat(parts.back());
+}
+
+}  // namespace
+
 bool ParseThreshold(const std::string& text, CompareOptions* opts, std::string* err) {
+  // The value follows the last '=': a level's name has one of its own
+  // ("offline.p50@online=2=50%").
   std::string key, value = text;
-  size_t eq = text.find('=');
+  size_t eq = text.rfind('=');
   if (eq != std::string::npos) {
     key = text.substr(0, eq);
     value = text.substr(eq + 1);
@@ -579,6 +814,12 @@ bool ParseThreshold(const std::string& text, CompareOptions* opts, std::string* 
     *err = "--threshold '" + text + "': expected a percentage like 5% or METRIC=20% (0 to 100)";
     return false;
   }
+  if (!key.empty() && !IsMetricName(key)) {
+    *err = "--threshold '" + text + "': unknown metric '" + key +
+           "' (p50, p99, offline, online, offline.p99, offline.p50@online=8, "
+           "per_cpu.cpu1.offline.p50, or a summary path ending in .p50 or .p99)";
+    return false;
+  }
   if (key.empty())
     opts->threshold = pct / 100;
   else
@@ -586,11 +827,37 @@ bool ParseThreshold(const std::string& text, CompareOptions* opts, std::string* 
   return true;
 }
 
+bool CheckThresholdsUsed(const Comparison& c, std::string* err) {
+  for (const auto& [key, v] : c.options.overrides) {
+    bool used = false;
+    for (const CompareRow& r : c.rows)
+      for (const Metric* m : {&r.p50, &r.p99}) {
+        const std::string dir = m->name.find("offline") != std::string::npos  ? "offline"
+                                : m->name.find("online") != std::string::npos ? "online"
+                                                                              : "";
+        used |= key == m->name || key == dir + "." + m->stat || key == m->stat || key == dir;
+      }
+    if (!used) {
+      *err = "--threshold '" + key +
+             "': no metric of that name in these reports (see the "
+             "names in --format json)";
+      return false;
+    }
+  }
+  return true;
+}
+
 int CompareCommand(const std::string& base_path, const std::string& cand_path,
-                   const CompareOptions& opts, const std::string& format, std::FILE* out) {
+                   const CompareOptions& opts, const std::string& format, std::FILE* out,
+                   const std::string& output) {
   json base, cand;
   std::string err;
+  if (!output.empty() && output != "-" && !CheckOutputPath(output, &err)) {
+    std::fprintf(stderr, "cpuhp-stress: compare: -o %s\n", err.c_str());
+    return kExitBadInput;
+  }
   if (!LoadReport(base_path, &base, &err) || !LoadReport(cand_path, &cand, &err) ||
+      !CheckConsistent(base, base_path, &err) || !CheckConsistent(cand, cand_path, &err) ||
       !CheckComparable(base, cand, &err)) {
     std::fprintf(stderr, "cpuhp-stress: compare: %s\n", err.c_str());
     return kExitBadInput;
@@ -603,10 +870,19 @@ int CompareCommand(const std::string& base_path, const std::string& cand_path,
   Comparison c = Compare(base, cand, opts);
   c.base_path = base_path;
   c.cand_path = cand_path;
+  if (!CheckThresholdsUsed(c, &err)) {
+    std::fprintf(stderr, "cpuhp-stress: compare: %s\n", err.c_str());
+    return kExitBadInput;
+  }
   std::string text = format == "markdown" ? CompareMarkdown(c)
-                     : format == "json"   ? CompareJson(c).dump(2) + "\n"
+                     : format == "json"   ? DumpJson(CompareJson(c), 2) + "\n"
                                           : CompareText(c);
-  std::fputs(text.c_str(), out);
+  if (output.empty() || output == "-") {
+    std::fputs(text.c_str(), out);
+  } else if (!WriteFileAtomic(output, text, &err)) {
+    std::fprintf(stderr, "cpuhp-stress: compare: %s\n", err.c_str());
+    return kExitFailed;
+  }
   return c.regressed() ? kExitFailed : kExitOk;
 }
 

@@ -81,8 +81,17 @@ struct CompareCheck {
 };
 
 struct Comparison {
+  // What a reader needs to know of each report: kernel, operations, and
+  // whether its latencies were modeled.
+  struct Side {
+    std::string kernel_release;
+    uint64_t ops = 0;
+    bool simulated = false;
+  };
   std::string base_path;
   std::string cand_path;
+  Side base;
+  Side cand;
   CompareOptions options;
   std::vector<CompareRow> rows;
   std::vector<CompareCheck> checks;
@@ -101,7 +110,16 @@ bool LoadReport(const std::string& path, nlohmann::json* out, std::string* err);
 bool ParseReport(const std::string& text, const std::string& source, nlohmann::json* out,
                  std::string* err);
 // Both reports measure the same thing: same schema version, same CPU sets.
+// Refuses two runs whose numbers mean different things: other CPU sets, other
+// backends (sim against real), patterns or intervals, or an interim report
+// against a final one. *err: one line naming both values.
 bool CheckComparable(const nlohmann::json& base, const nlohmann::json& cand, std::string* err);
+
+// Refuses a report whose latency summaries (count, min, p50, p99, max) are
+// not those of the histogram beside them: compare shows the summaries and
+// decides from the histograms, so they must agree. which: "baseline" or
+// "candidate", named in *err with the section and field.
+bool CheckConsistent(const nlohmann::json& report, const std::string& which, std::string* err);
 
 Comparison Compare(const nlohmann::json& base, const nlohmann::json& cand,
                    const CompareOptions& opts);
@@ -110,11 +128,21 @@ std::string CompareText(const Comparison& c);
 std::string CompareMarkdown(const Comparison& c);
 nlohmann::json CompareJson(const Comparison& c);
 
-// "5%", "5", "0.5%" -> 0.05, 0.05, 0.005; "p99=20%" is an override.
+// "5%", "5", "0.5%" -> 0.05, 0.05, 0.005; "p99=20%" is an override, keyed
+// by a metric name (Metric::name, "offline.p50@online=8", or p50, p99,
+// offline, online, offline.p99); an unknown name is refused.
+
 bool ParseThreshold(const std::string& text, CompareOptions* opts, std::string* err);
 
 // Exit codes: 0 nothing regressed, 1 something did, 2 bad input.
+// Every --threshold override named a metric of this comparison; otherwise
+// *err names the first that did not (a typo would silently do nothing).
+bool CheckThresholdsUsed(const Comparison& c, std::string* err);
+
+// `output` ("" or "-": `out`) is written atomically, checked before the
+// reports are read.
 int CompareCommand(const std::string& base_path, const std::string& cand_path,
-                   const CompareOptions& opts, const std::string& format, std::FILE* out);
+                   const CompareOptions& opts, const std::string& format, std::FILE* out,
+                   const std::string& output = "");
 
 }  // namespace cpuhp

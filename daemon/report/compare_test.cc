@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -206,7 +207,9 @@ TEST(CompareTest, RealTimingSourcesMatchedByFullIdentity) {
   // A source that measured in one report only is named in a note.
   cand["timing_sources"]["kmod"] = {{"status", "unavailable"},
                                     {"reason", "/dev/cpuhp_probe: No such file or directory"}};
-  std::string text = CompareText(Compare(base, cand, CompareOptions{}));
+  // The note is wrapped at 80 columns: read it as one line.
+  std::string text = std::regex_replace(CompareText(Compare(base, cand, CompareOptions{})),
+                                        std::regex("\n +"), " ");
   EXPECT_NE(text.find("note: timing source kmod: ok in the baseline, unavailable in the candidate "
                       "(/dev/cpuhp_probe: No such file or directory): not compared"),
             std::string::npos)
@@ -269,12 +272,87 @@ TEST(CompareTest, CommandExitCodes) {
     unlink(p.c_str());
 }
 
+// Issue 15: a candidate with tripled p50/p99 summaries over an unchanged
+// histogram showed "ratio 3.000 ... no change"; a p99 above max passed.
+TEST(CompareTest, SummariesThatDisagreeWithTheirHistogramAreRefused) {
+  json r = SyntheticReport(SyntheticSpec{});
+  std::string err;
+  EXPECT_TRUE(CheckConsistent(r, "cand.json", &err)) << err;
+  json tripled = r;
+  for (const char* k : {"p50_ns", "p99_ns"})
+    tripled["directions"]["offline"][k] = 3 * tripled["directions"]["offline"][k].get<uint64_t>();
+  EXPECT_FALSE(CheckConsistent(tripled, "cand.json", &err));
+  EXPECT_EQ(err.rfind("cand.json directions.offline: p50_ns ", 0), 0u) << err;
+  EXPECT_NE(err.find("disagrees with its histogram"), std::string::npos) << err;
+  json above = r;
+  json& level = above["per_online_count"]["online"][0];
+  level["p99_ns"] = level["max_ns"].get<uint64_t>() * 2;
+  EXPECT_FALSE(CheckConsistent(above, "cand.json", &err));
+  EXPECT_NE(err.find("per_online_count.online[online_cpus="), std::string::npos) << err;
+  json count = r;
+  count["directions"]["online"]["count"] =
+      count["directions"]["online"]["count"].get<uint64_t>() + 1;
+  EXPECT_FALSE(CheckConsistent(count, "cand.json", &err));
+  EXPECT_NE(err.find("but its histogram holds"), std::string::npos) << err;
+
+  std::string a = WriteTemp(r), b = WriteTemp(tripled);
+  std::FILE* devnull = std::fopen("/dev/null", "w");
+  EXPECT_EQ(CompareCommand(a, b, CompareOptions{}, "text", devnull), 2);
+  std::fclose(devnull);
+  unlink(a.c_str());
+  unlink(b.c_str());
+}
+
+TEST(CompareTest, P99WithoutAnIntervalSaysWhy) {
+  SyntheticSpec small;
+  small.ops_per_level = 300;  // 900 a side in "all", 300 per level: below 1000
+  Comparison c = Cmp(small, small);
+  const CompareRow* all = FindRow(c, "offline latency", "all");
+  ASSERT_NE(all, nullptr);
+  EXPECT_FALSE(all->p99.has_ci);
+  EXPECT_TRUE(all->p50.has_ci);
+  bool said = false;
+  for (const std::string& n : c.notes)
+    said |= n.find("p99: no interval or verdict in") != std::string::npos &&
+            n.find("fewer than 1000 operations a side") != std::string::npos;
+  EXPECT_TRUE(said);
+  Comparison big = Cmp(SyntheticSpec{}, SyntheticSpec{});  // 3000 a side in "all"
+  EXPECT_TRUE(FindRow(big, "offline latency", "all")->p99.has_ci);
+}
+
+TEST(CompareTest, RunsOfAnotherKindAreRefused) {
+  json base = SyntheticReport(SyntheticSpec{});
+  std::string err;
+  struct Case {
+    const char* key;
+    json value;
+    const char* want;
+  };
+  for (const Case& c :
+       {Case{"backend", "sysfs", "different backend: baseline ran sim, candidate sysfs"},
+        Case{"pattern", "sweep", "different pattern: baseline ran roundrobin, candidate sweep"},
+        Case{"interval", "10ms", "different interval: baseline ran ?, candidate 10ms"}}) {
+    json cand = base;
+    cand["config"][c.key] = c.value;
+    EXPECT_FALSE(CheckComparable(base, cand, &err)) << c.key;
+    EXPECT_EQ(err.rfind(c.want, 0), 0u) << err;
+  }
+  json interim = base;
+  interim["interim"] = true;
+  EXPECT_FALSE(CheckComparable(base, interim, &err));
+  EXPECT_EQ(err,
+            "the candidate is an interim report (the run was still going), the other a final one");
+  EXPECT_TRUE(CheckComparable(base, base, &err));
+}
+
 TEST(CompareTest, MarkdownIsShapedLikeSeed001) {
   SyntheticSpec b, c;
   c.offline_scale = 0.5;
   Comparison r = Cmp(b, c);
   std::string md = CompareMarkdown(r);
-  EXPECT_NE(md.find("| online CPUs | baseline | candidate | ratio |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| online CPUs | ops | baseline | candidate | ratio [95 % CI] | verdict |"),
+            std::string::npos)
+      << md;
   // One row per level: "| 2 | 2.300 | 1.150 | 0.500 |" give or take jitter.
   EXPECT_NE(md.find("\n| 2 | "), std::string::npos);
   EXPECT_NE(md.find("\n| all | "), std::string::npos);
@@ -294,6 +372,54 @@ TEST(CompareTest, ParseThreshold) {
   EXPECT_NE(err.find("--threshold 'five'"), std::string::npos);
   EXPECT_FALSE(ParseThreshold("=5%", &o, &err));
   EXPECT_FALSE(ParseThreshold("-1%", &o, &err));
+  // The documented spelling, split at the last '=', is the JSON's name.
+  EXPECT_TRUE(ParseThreshold("offline.p50@online=2=50%", &o, &err)) << err;
+  EXPECT_DOUBLE_EQ(o.overrides.at("offline.p50@online=2"), 0.50);
+  EXPECT_TRUE(ParseThreshold("per_cpu.cpu3.online.p99=9%", &o, &err)) << err;
+  for (const char* bad :
+       {"bogus=5%", "offline.p77=5%", "p50@online=2=5%", "per_cpu.x.p50=1%", "directions.p50=1%"}) {
+    EXPECT_FALSE(ParseThreshold(bad, &o, &err)) << bad;
+    EXPECT_NE(err.find("unknown metric"), std::string::npos) << err;
+  }
+}
+
+TEST(CompareTest, MetricNamesAreTheThresholdSpelling) {
+  SyntheticSpec b, c;
+  Comparison r = Cmp(b, c);
+  bool level = false;
+  for (const CompareRow& row : r.rows)
+    level |= row.p50.name == "offline.p50@online=2";
+  EXPECT_TRUE(level) << CompareJson(r).dump();
+  std::string err;
+  CompareOptions o;
+  ASSERT_TRUE(ParseThreshold("offline.p50@online=99=5%", &o, &err));
+  r.options = o;
+  EXPECT_FALSE(CheckThresholdsUsed(r, &err));
+  EXPECT_NE(err.find("offline.p50@online=99"), std::string::npos) << err;
+  o.overrides = {{"offline.p50@online=2", 0.5}, {"p99", 0.1}, {"online", 0.1}};
+  r.options = o;
+  EXPECT_TRUE(CheckThresholdsUsed(r, &err)) << err;
+}
+
+// Seed 001's layout for a mail: 80 columns, kernels and op counts on top,
+// a footnote for every cell without an interval.
+TEST(CompareTest, TextFitsEightyColumnsWithKernelsAndFootnotes) {
+  SyntheticSpec b, c;
+  b.ops_per_level = c.ops_per_level = 100;  // a p50 interval, none for p99
+  Comparison r = Cmp(b, c);
+  r.base.kernel_release = "6.1.0-28-amd64";
+  r.cand.kernel_release = "6.12.9-custom";
+  std::string text = CompareText(r);
+  size_t from = 0;
+  for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1)
+    EXPECT_LE(nl - from, 80u) << text.substr(from, nl - from);
+  EXPECT_NE(text.find("baseline  6.1.0-28-amd64, "), std::string::npos) << text;
+  EXPECT_NE(text.find("candidate 6.12.9-custom, "), std::string::npos) << text;
+  EXPECT_NE(text.find("online CPUs    baseline candidate  ratio [95% CI]"), std::string::npos)
+      << text;
+  // The p99 cells say why they have no interval.
+  EXPECT_NE(text.find("[1] no interval: p99 needs 1000 operations per side"), std::string::npos)
+      << text;
 }
 
 }  // namespace

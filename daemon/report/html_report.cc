@@ -545,8 +545,10 @@ std::string FormatHtml(const json& report, const ReportOptions& opts) {
   const json& host = Get(report, "host");
   const json& run = Get(report, "run");
   const json& totals = Get(report, "totals");
-  std::string title =
-      "cpuhp-stress: " + Str(host, "kernel_release", "?") + " on " + Str(host, "hostname", "?");
+  const bool sim = Str(run, "clock") == "simulated";
+  std::string title = std::string(sim ? "SIMULATED " : "") +
+                      "cpuhp-stress: " + Str(host, "kernel_release", "?") + " on " +
+                      Str(host, "hostname", "?");
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"

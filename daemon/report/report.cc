@@ -17,6 +17,7 @@
 #include "sources/kmod_source.h"
 #include "sources/kmsg_health.h"
 #include "util/file_util.h"
+#include "util/json_file.h"
 
 #ifndef CPUHP_VERSION
 #define CPUHP_VERSION "0.0.0"
@@ -33,8 +34,10 @@ uint64_t U64(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || !it->is_number())
     return 0;
-  if (!it->is_number_float())
+  if (it->is_number_unsigned())
     return it->get<uint64_t>();
+  if (it->is_number_integer())  // get<uint64_t>() of -1 would be 2^64 - 1
+    return it->get<int64_t>() > 0 ? static_cast<uint64_t>(it->get<int64_t>()) : 0;
   // A fraction, a negative or a huge number (a hand-edited report) has no
   // uint64_t: converting it is undefined.
   const double v = it->get<double>();
@@ -73,23 +76,34 @@ std::string Ms(uint64_t ns) {
 
 // One table row: a space before every column so that a value wider than its
 // column still stays apart from its neighbour.
-std::string Row(const std::string& label, const std::string& ops, const std::string& p50,
-                const std::string& p99, const std::string& max) {
-  return Printf("  %11s %8s %8s %8s %8s\n", label.c_str(), ops.c_str(), p50.c_str(), p99.c_str(),
-                max.c_str());
+std::string Row(const std::string& label, const std::string& ops, const std::string& mean,
+                const std::string& stddev, const std::string& p50, const std::string& p99,
+                const std::string& max) {
+  return Printf("  %13s %8s %8s %8s %8s %8s %8s\n", label.c_str(), ops.c_str(), mean.c_str(),
+                stddev.c_str(), p50.c_str(), p99.c_str(), max.c_str());
+}
+
+// A statistic the report does not carry (an older report, a row without
+// it) shows as "-", never as a measured 0.000.
+std::string MsOrDash(const json& s, const char* key) {
+  auto it = s.find(key);
+  return it != s.end() && it->is_number() ? Ms(U64(s, key)) : "-";
 }
 
 std::string LatencyRow(const std::string& label, const json& s) {
-  return Row(label, std::to_string(U64(s, "count")), Ms(U64(s, "p50_ns")), Ms(U64(s, "p99_ns")),
-             Ms(U64(s, "max_ns")));
+  return Row(label, std::to_string(U64(s, "count")), MsOrDash(s, "mean_ns"),
+             MsOrDash(s, "stddev_ns"), MsOrDash(s, "p50_ns"), MsOrDash(s, "p99_ns"),
+             MsOrDash(s, "max_ns"));
 }
 
 std::string DirectionTable(const json& report, const char* dir) {
   const json& total = Section(Section(report, "directions"), dir);
-  std::string out = std::string("\n") + dir + " latency (ms)\n";
+  // The level is the online count before the write: a sweep level of 8
+  // shows as 8 for offline and 7 for online (the victim is offline then).
+  std::string out = std::string("\n") + dir + " latency (ms), by online CPUs before the write\n";
   if (U64(total, "count") == 0)
     return out + "  no successful operations\n";
-  out += Row("online CPUs", "ops", "p50", "p99", "max");
+  out += Row("online before", "ops", "mean", "stddev", "p50", "p99", "max");
   std::vector<json> levels;
   auto it = Section(report, "per_online_count").find(dir);
   if (it != Section(report, "per_online_count").end() && it->is_array())
@@ -101,6 +115,73 @@ std::string DirectionTable(const json& report, const char* dir) {
     out += LatencyRow(std::to_string(U64(level, "online_cpus")), level);
   out += LatencyRow("all", total);
   return out;
+}
+
+// Per CPU: big.LITTLE boards differ per core. Errors per direction beside.
+std::string PerCpuTable(const json& report) {
+  auto it = report.find("per_cpu");
+  if (it == report.end() || !it->is_array() || it->empty())
+    return "";
+  std::string out = "\nper CPU (ms)\n";
+  out += Printf("  %5s %8s %8s %8s %7s %8s %8s %8s %7s\n", "cpu", "off ops", "p50", "p99", "failed",
+                "on ops", "p50", "p99", "failed");
+  for (const json& c : *it) {
+    if (!c.is_object())
+      continue;
+    const json& off = Section(c, "offline");
+    const json& on = Section(c, "online");
+    out += Printf(
+        "  %5" PRIu64 " %8" PRIu64 " %8s %8s %7" PRIu64 " %8" PRIu64 " %8s %8s %7" PRIu64 "\n",
+        U64(c, "cpu"), U64(off, "count"), Ms(U64(off, "p50_ns")).c_str(),
+        Ms(U64(off, "p99_ns")).c_str(), U64(c, "offline_failed"), U64(on, "count"),
+        Ms(U64(on, "p50_ns")).c_str(), Ms(U64(on, "p99_ns")).c_str(), U64(c, "online_failed"));
+  }
+  return out;
+}
+
+// What the run is, in the words the seeds quote.
+std::string HeaderLine(const json& report) {
+  const json& host = Section(report, "host");
+  const json& cpus = Section(report, "cpus");
+  const json& config = Section(report, "config");
+  const bool sim = Str(Section(report, "run"), "clock", "") == "simulated";
+  std::string out;
+  if (sim)
+    out +=
+        "SIMULATED run (sim backend): modeled latencies, simulated time; no real CPU "
+        "was touched\n";
+  auto seed = report.find("seed");
+  std::string kernel = sim ? "(host, not measured)" : Str(host, "kernel_release", "?");
+  if (const std::string arch = Str(host, "arch", ""); !arch.empty())
+    kernel += " " + arch;
+  out += Printf("kernel %s, CPUs %s, pattern %s, seed %s, backend %s\n", kernel.c_str(),
+                Str(cpus, "selected", "?").c_str(), Str(config, "pattern", "?").c_str(),
+                seed != report.end() && seed->is_number() ? seed->dump().c_str() : "?",
+                Str(cpus, "backend", "?").c_str());
+  return out;
+}
+
+// A timing source that could not run, and why (the JSON has the same).
+std::string UnavailableSources(const json& report) {
+  std::string out;
+  for (const auto& [name, s] : Section(report, "timing_sources").items())
+    if (s.is_object() && Str(s, "status", "") == "unavailable")
+      out +=
+          "timing source " + name + ": unavailable: " + Str(s, "reason", "no reason given") + "\n";
+  return out;
+}
+
+// A sweep stopped before its last level: the levels it never measured.
+std::string MissingLevels(const json& report) {
+  const json& schedule = Section(Section(report, "cpus"), "schedule");
+  auto it = schedule.find("levels_missing");
+  if (it == schedule.end() || !it->is_array() || it->empty())
+    return "";
+  std::string levels;
+  for (const json& l : *it)
+    levels += (levels.empty() ? "" : ", ") + l.dump();
+  return "sweep INCOMPLETE: levels " + levels + " not measured (stop reason: " +
+         Str(Section(report, "run"), "stop_reason", "still running") + ")\n";
 }
 
 std::string ErrorLines(const json& report) {
@@ -130,7 +211,7 @@ std::string RestoreLine(const json& report) {
   auto failures = r.find("failures");
   if (failures != r.end() && failures->is_array())
     for (const json& f : *failures)
-      out += "  " + (f.is_string() ? f.get<std::string>() : f.dump()) + "\n";
+      out += "  " + (f.is_string() ? f.get<std::string>() : DumpJson(f)) + "\n";
   return out;
 }
 
@@ -149,6 +230,8 @@ nlohmann::json OpRecordToJson(const OpRecord& rec) {
   };
   if (rec.err != 0)
     j["error"] = ErrnoName(rec.err);
+  if (rec.setup)
+    j["setup"] = true;
   return j;
 }
 
@@ -175,6 +258,7 @@ nlohmann::json BuildReport(const ReportInputs& in) {
       {"stop_reason", in.stop_reason.empty() ? json(nullptr) : json(in.stop_reason)},
       {"stop_message", in.stop_message.empty() ? json(nullptr) : json(in.stop_message)},
       {"clock", simulated ? "simulated" : "CLOCK_MONOTONIC"},
+      {"simulated_elapsed_ns", simulated ? json(in.simulated_elapsed_ns) : json(nullptr)},
       {"histogram",
        {{"sub_buckets_per_octave", Histogram::kSubBuckets},
         // Values are reported at their bucket's midpoint: off by at most
@@ -198,19 +282,29 @@ std::string HumanSummary(const nlohmann::json& report) {
   const json& totals = Section(report, "totals");
   const json& run = Section(report, "run");
   uint64_t ops = U64(totals, "ops");
-  double elapsed_s = static_cast<double>(U64(run, "elapsed_ns")) / 1e9;
+  // A simulated run's operations take simulated time; the wall time of the
+  // loop says nothing about them.
+  const bool sim = Str(run, "clock", "") == "simulated";
+  double elapsed_s =
+      static_cast<double>(U64(run, sim ? "simulated_elapsed_ns" : "elapsed_ns")) / 1e9;
   std::string rate = elapsed_s > 0 ? Printf("%.1f", static_cast<double>(ops) / elapsed_s) : "-";
   auto interim_it = report.find("interim");
   bool interim = interim_it != report.end() && interim_it->is_boolean() && interim_it->get<bool>();
-  std::string out =
-      Printf("%s%" PRIu64 " ops, %" PRIu64 " ok, %" PRIu64
-             " failed in %.3f s (%s ops/s), stop reason: %s\n",
-             interim ? "interim: " : "", ops, U64(totals, "ok"), U64(totals, "failed"), elapsed_s,
-             rate.c_str(), Str(run, "stop_reason", interim ? "still running" : "none").c_str());
+  std::string out = HeaderLine(report);
+  out += Printf("%s%" PRIu64 " ops, %" PRIu64 " ok, %" PRIu64
+                " failed in %.3f s%s (%s ops/s), stop reason: %s\n",
+                interim ? "interim: " : "", ops, U64(totals, "ok"), U64(totals, "failed"),
+                elapsed_s, sim ? " simulated" : "", rate.c_str(),
+                Str(run, "stop_reason", interim ? "still running" : "none").c_str());
   if (std::string why = Str(run, "stop_message", ""); !why.empty())
     out += "  " + why + "\n";
+  if (uint64_t setup = U64(totals, "setup_ops"))
+    out += Printf("  %" PRIu64 " of them set-up writes (not in the latency tables)\n", setup);
+  out += MissingLevels(report);
+  out += UnavailableSources(report);
   for (const char* dir : {"offline", "online"})
     out += DirectionTable(report, dir);
+  out += PerCpuTable(report);
   out += KmodSummary(report);
   out += DisturbanceSummary(report);
   out += KmsgHealthSummary(report);

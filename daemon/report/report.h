@@ -32,8 +32,9 @@ struct ReportInputs {
   std::string started_at;  // RFC 3339 UTC, e.g. 2026-11-30T05:07:45.123Z
   std::string ended_at;
   uint64_t elapsed_ns = 0;
-  std::string stop_reason;   // iterations|duration|schedule_complete|error|signal|fatal
-  std::string stop_message;  // why, for error|fatal|signal; empty otherwise
+  uint64_t simulated_elapsed_ns = 0;  // sim backend: its clock's time over the run
+  std::string stop_reason;            // iterations|duration|schedule_complete|error|signal|fatal
+  std::string stop_message;           // why, for error|fatal|signal; empty otherwise
   const RunStats* stats = nullptr;
   // First operations that failed (err != 0 or readback mismatch), bounded.
   std::vector<OpRecord> first_errors;

@@ -6,9 +6,11 @@
 #include <cinttypes>
 #include <cmath>
 
+#include "config/config.h"
 #include "report/html_report.h"
 #include "report/report.h"
 #include "util/exit_codes.h"
+#include "util/json_file.h"
 #include "util/report_json.h"
 
 namespace cpuhp {
@@ -18,8 +20,10 @@ using nlohmann::json;
 
 using report_json::Fmt;
 using report_json::Get;
+using report_json::MarkdownCell;
 using report_json::Path;
 using report_json::Str;
+using report_json::TermSafe;
 using report_json::U64;
 using report_json::XmlEscape;
 
@@ -38,34 +42,150 @@ std::string NumText(double v) {
 
 }  // namespace
 
+// The ceiling is a duration in the one syntax of every option ("20ms",
+// "500us", "1s"): a bare number is refused, as --interval refuses it.
 bool ParseLimit(const std::string& text, ReportOptions* opts, std::string* err) {
   size_t eq = text.find('=');
   std::string key = eq == std::string::npos ? "" : text.substr(0, eq);
   std::string value = eq == std::string::npos ? "" : text.substr(eq + 1);
-  double scale = 1;
-  if (value.size() > 2 && value.compare(value.size() - 2, 2, "ms") == 0) {
-    value.resize(value.size() - 2);
-  } else if (value.size() > 2 && value.compare(value.size() - 2, 2, "us") == 0) {
-    value.resize(value.size() - 2);
-    scale = 1e-3;
-  }
-  char* end = nullptr;
-  double v = value.empty() ? NAN : std::strtod(value.c_str(), &end);
   bool key_ok = false;
   for (const char* d : kDirs)
     for (const char* s : {"p50", "p90", "p99", "p99_9", "max", "mean"})
       key_ok |= key == std::string(d) + "." + s;
-  if (!key_ok || value.empty() || *end != '\0' || !std::isfinite(v) || v < 0) {
+  if (!key_ok) {
     *err = "--limit '" + text +
-           "': expected DIRECTION.STAT=VALUE[ms|us] (offline|online . p50|p90|p99|p99_9|max|mean)";
+           "': expected DIRECTION.STAT=DURATION (offline|online . p50|p90|p99|p99_9|max|mean, "
+           "e.g. offline.p99=20ms)";
     return false;
   }
-  opts->limits_ms[key] = v * scale;
+  uint64_t ns = 0;
+  std::string why;
+  if (!ParseDuration(value, &ns, &why)) {
+    *err = "--limit '" + text + "': " + why;
+    return false;
+  }
+  opts->limits_ms[key] = static_cast<double>(ns) / 1e6;
   return true;
 }
 
+namespace {
+
+// How the run ended. Only a stop at one of the targets it was given counts as
+// completed: its iteration count, its duration, the end of its sweep, or, for
+// a run given none of these (a service stopped by systemctl), a signal. A
+// signal, an error, a fatal error or a lost CPU (stop reason error) before
+// that ended it early; an interim report has no stop reason yet.
+ReportCheck RunCompletedCheck(const json& report) {
+  ReportCheck c;
+  c.name = "run_completed";
+  const json& run = Get(report, "run");
+  const json& cfg = Get(report, "config");
+  const json& reason_json = Get(run, "stop_reason");
+  const std::string reason = reason_json.is_string() ? reason_json.get<std::string>() : "";
+  std::vector<std::string> targets;
+  const std::string pattern = Str(cfg, "pattern");
+  if (pattern == "sweep" || pattern == "fault_sweep")
+    targets.push_back("schedule_complete");
+  if (U64(cfg, "iterations") > 0)
+    targets.push_back("iterations");
+  const std::string duration = Str(cfg, "duration", "0");
+  if (!duration.empty() && duration != "0")
+    targets.push_back("duration");
+  if (targets.empty())
+    targets.push_back("signal");
+  std::string target_list;
+  for (const std::string& t : targets)
+    target_list += (target_list.empty() ? "" : ", ") + t;
+  const uint64_t ops = U64(Get(report, "totals"), "ops");
+  c.pass = std::find(targets.begin(), targets.end(), reason) != targets.end();
+  c.has_measurement = true;
+  c.value = static_cast<double>(ops);
+  c.unit = "ops";
+  if (reason.empty()) {
+    c.message = Fmt("no stop reason: an interim report, the run was still going after %" PRIu64
+                    " operations",
+                    ops);
+  } else {
+    const std::string why = Str(run, "stop_message");
+    c.message = Fmt("stopped by %s%s%s after %" PRIu64 " operations (%s: %s)", reason.c_str(),
+                    why.empty() ? "" : ": ", why.c_str(), ops,
+                    c.pass ? "its target" : "not its target", target_list.c_str());
+  }
+  return c;
+}
+
+// The fault-injection section (config /faults, pattern fault_sweep): every
+// injected fault rolled back, and no hotplug/fail left armed at the end.
+void FaultChecks(const json& report, std::vector<ReportCheck>* checks) {
+  const json& faults = Get(report, "faults");
+  if (!faults.is_object())
+    return;
+  ReportCheck rolled;
+  rolled.name = "faults_rolled_back";
+  if (Str(faults, "status") != "ok") {
+    rolled.skipped = true;
+    rolled.message = "fault injection unavailable: " + Str(faults, "reason", "no reason given");
+  } else {
+    const json& t = Get(faults, "totals");
+    const uint64_t bad = U64(t, "not_rolled_back");
+    rolled.pass = bad == 0;
+    rolled.has_measurement = true;
+    rolled.value = static_cast<double>(bad);
+    rolled.unit = "faults";
+    rolled.message = Fmt("%" PRIu64 " of %" PRIu64 " injected faults NOT rolled back, %" PRIu64
+                         " rolled back, %" PRIu64 " not reached, %" PRIu64 " unverified",
+                         bad, U64(t, "injected"), U64(t, "rolled_back"), U64(t, "not_reached"),
+                         U64(t, "unverified"));
+    if (bad == 0)
+      rolled.message.replace(rolled.message.find("NOT "), 4, "");
+  }
+  checks->push_back(rolled);
+
+  ReportCheck cleared;
+  cleared.name = "fail_cleared";
+  const json& at_end = Get(faults, "cleared_at_end");
+  cleared.pass = at_end.is_boolean() && at_end.get<bool>();
+  std::string failures;
+  const json& cf = Get(faults, "clear_failures");
+  if (cf.is_array())
+    for (const json& f : cf)
+      if (f.is_string())
+        failures += (failures.empty() ? "" : "; ") + f.get<std::string>();
+  cleared.message = cleared.pass          ? "no hotplug/fail left armed at the end"
+                    : at_end.is_boolean() ? "hotplug/fail left armed at the end: " +
+                                                (failures.empty() ? "no detail" : failures)
+                                          : "no cleared_at_end in the report (interim report?)";
+  checks->push_back(cleared);
+}
+
+}  // namespace
+
 std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& opts) {
   std::vector<ReportCheck> checks;
+  // First in every format: nobody should mistake a model for a machine.
+  if (Str(Get(report, "run"), "clock") == "simulated") {
+    ReportCheck sim;
+    sim.name = "SIMULATED";
+    sim.is_verdict = false;
+    sim.has_measurement = true;
+    sim.value = static_cast<double>(U64(Get(report, "run"), "simulated_elapsed_ns")) / 1e9;
+    sim.unit = "s";
+    sim.message =
+        Fmt("SIMULATED run (sim backend): modeled latencies, %.3f s of simulated time; "
+            "no real CPU was measured",
+            sim.value);
+    checks.push_back(sim);
+  }
+  checks.push_back(RunCompletedCheck(report));
+  ReportCheck final_report;
+  final_report.name = "final_report";
+  const json& interim = Get(report, "interim");
+  final_report.pass = !(interim.is_boolean() && interim.get<bool>());
+  final_report.message = final_report.pass
+                             ? "the final report of the run"
+                             : "an interim report: the run was still going, nothing restored yet";
+  checks.push_back(final_report);
+  FaultChecks(report, &checks);
   const json& totals = Get(report, "totals");
   uint64_t failed = U64(totals, "failed");
   uint64_t mismatches = U64(totals, "readback_mismatches");
@@ -207,7 +327,10 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
   }
 
   if (opts.baseline) {
-    Comparison c = Compare(*opts.baseline, report, opts.compare);
+    std::shared_ptr<const Comparison> made = opts.comparison;
+    if (!made)
+      made = std::make_shared<const Comparison>(Compare(*opts.baseline, report, opts.compare));
+    const Comparison& c = *made;
     for (const CompareRow& r : c.rows) {
       for (const Metric* m : {&r.p50, &r.p99}) {
         if (m->verdict == Verdict::kNotApplicable)
@@ -238,7 +361,16 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
 }
 
 std::string FormatText(const json& report, const ReportOptions& opts) {
-  std::string out = HumanSummary(report);
+  // The summary quotes kernel log lines too: every line made terminal-safe.
+  std::string out;
+  std::string summary = HumanSummary(report);
+  for (size_t at = 0; at < summary.size();) {
+    size_t nl = summary.find('\n', at);
+    if (nl == std::string::npos)
+      nl = summary.size();
+    out += TermSafe(summary.substr(at, nl - at)) + "\n";
+    at = nl + 1;
+  }
   out += "\nchecks\n";
   for (const ReportCheck& c : ReportChecks(report, opts))
     out += Fmt("  %-4s %-28s %s\n",
@@ -246,13 +378,18 @@ std::string FormatText(const json& report, const ReportOptions& opts) {
                : !c.is_verdict ? "-"
                : c.pass        ? "pass"
                                : "FAIL",
-               c.name.c_str(), c.message.c_str());
+               c.name.c_str(), TermSafe(c.message).c_str());
   return out;
 }
 
 std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
   const json& host = Get(report, "host");
   std::string out = "## cpuhp-stress report\n\n";
+  if (Str(Get(report, "run"), "clock") == "simulated")
+    out +=
+        Fmt("**SIMULATED** run (sim backend): modeled latencies, %.3f s of simulated time; "
+            "the machine below only ran the model.\n\n",
+            static_cast<double>(U64(Get(report, "run"), "simulated_elapsed_ns")) / 1e9);
   out += "Kernel `" + Str(host, "kernel_release", "?") + "` on " + Str(host, "cpu_model", "?") +
          ", CPUs " + Str(Get(report, "cpus"), "selected", "?") + ", " +
          std::to_string(U64(Get(report, "totals"), "ops")) + " operations, clock " +
@@ -283,7 +420,7 @@ std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
             : !c.is_verdict ? "measured"
             : c.pass        ? "pass"
                             : "**FAIL**") +
-           " | " + c.message + " |\n";
+           " | " + MarkdownCell(c.message) + " |\n";
   return out;
 }
 
@@ -396,12 +533,21 @@ int ReportCommand(const std::string& path, const std::string& format, const std:
     std::fprintf(stderr, "cpuhp-stress: report: %s\n", err.c_str());
     return kExitBadInput;
   }
-  if (opts.baseline && !CheckComparable(*opts.baseline, report, &err)) {
+  if (opts.baseline &&
+      (!CheckConsistent(*opts.baseline, opts.baseline_path, &err) ||
+       !CheckConsistent(report, path, &err) || !CheckComparable(*opts.baseline, report, &err))) {
     std::fprintf(stderr, "cpuhp-stress: report: --baseline %s: %s\n", opts.baseline_path.c_str(),
                  err.c_str());
     return kExitBadInput;
   }
+  if (!output.empty() && output != "-" && !CheckOutputPath(output, &err)) {
+    std::fprintf(stderr, "cpuhp-stress: report: -o %s\n", err.c_str());
+    return kExitBadInput;
+  }
   opts.report_path = path;
+  if (opts.baseline)  // once: each format and the exit code below read the checks
+    opts.comparison =
+        std::make_shared<const Comparison>(Compare(*opts.baseline, report, opts.compare));
   std::string text;
   if (format == "text")
     text = FormatText(report, opts);
@@ -410,7 +556,7 @@ int ReportCommand(const std::string& path, const std::string& format, const std:
   else if (format == "junit")
     text = FormatJunit(report, opts);
   else if (format == "kcidb")
-    text = FormatKcidb(report, opts).dump(2) + "\n";
+    text = DumpJson(FormatKcidb(report, opts), 2) + "\n";
   else if (format == "lava")
     text = FormatLava(report, opts);
   else if (format == "html")

@@ -2,7 +2,17 @@
 // `cpuhp-stress report R.json --format F`: one report as checks and
 // measurements, in the formats CI systems and labs read.
 //
-// Checks (each one JUnit test case, one KCIDB test, one LAVA test case):
+// Checks (each one JUnit test case, one KCIDB test, one LAVA test case). A
+// run that failed (exit 1) fails at least one of them:
+//   run_completed        the run stopped at one of its targets (iterations,
+//                        duration, end of its sweep; a signal only for a run
+//                        given none): not a signal, error, fatal error or lost
+//                        CPU before that, not an interim snapshot
+//   final_report         not an interim report
+//   faults_rolled_back   with a faults section: no injected fault left
+//                        NOT rolled back (skipped when injection was
+//                        unavailable, with the reason)
+//   fail_cleared         with a faults section: no hotplug/fail left armed
 //   no_operation_errors  no write(2) failed and every CPU read back right
 //   no_kernel_warnings   when the report has timing_sources.kmsg_health: no
 //                        kernel warning, oops, BUG or lockup counted there;
@@ -18,6 +28,7 @@
 
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +58,10 @@ struct ReportOptions {
   std::optional<nlohmann::json> baseline;
   std::string baseline_path;
   CompareOptions compare;
+  // The comparison with baseline, when the caller made it already
+  // (ReportCommand: once per command, however many times the checks are
+  // rendered); ReportChecks computes it otherwise.
+  std::shared_ptr<const Comparison> comparison;
   std::string kcidb_origin = "cpuhp_stress";
   std::string kcidb_build_id;  // default "<origin>:<kernel release>"
 };

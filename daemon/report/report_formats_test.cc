@@ -43,6 +43,98 @@ TEST(ReportFormatsTest, ChecksOfACleanRun) {
   EXPECT_NEAR(p50->value, 2.45, 0.1);
 }
 
+TEST(ReportFormatsTest, HowTheRunEnded) {
+  ReportOptions o;
+  json r = SyntheticReport(SyntheticSpec{});
+  EXPECT_TRUE(Find(ReportChecks(r, o), "run_completed")->pass);
+  EXPECT_TRUE(Find(ReportChecks(r, o), "final_report")->pass);
+  EXPECT_EQ(Find(ReportChecks(r, o), "faults_rolled_back"), nullptr);  // no faults section
+  for (const char* reason : {"signal", "error", "fatal"}) {
+    r["run"]["stop_reason"] = reason;
+    r["run"]["stop_message"] = "cpu2 lost: 3 online writes in a row left it offline";
+    const std::vector<ReportCheck> checks = ReportChecks(r, o);
+    const ReportCheck* c = Find(checks, "run_completed");
+    EXPECT_FALSE(c->pass) << reason;
+    EXPECT_NE(c->message.find(std::string("stopped by ") + reason + ": cpu2 lost"),
+              std::string::npos)
+        << c->message;
+    EXPECT_NE(FormatLava(r, o).find("lava-test-case run_completed --result fail"),
+              std::string::npos);
+  }
+  // A run given no limit ends by a signal (systemctl stop): its target.
+  r["config"]["iterations"] = 0;
+  r["run"]["stop_reason"] = "signal";
+  EXPECT_TRUE(Find(ReportChecks(r, o), "run_completed")->pass);
+  r["config"]["duration"] = "24h";
+  EXPECT_FALSE(Find(ReportChecks(r, o), "run_completed")->pass);
+  r["run"]["stop_reason"] = "duration";
+  EXPECT_TRUE(Find(ReportChecks(r, o), "run_completed")->pass);
+  // An interim report: no stop reason, no restore.
+  r["interim"] = true;
+  r["run"]["stop_reason"] = nullptr;
+  EXPECT_FALSE(Find(ReportChecks(r, o), "final_report")->pass);
+  EXPECT_FALSE(Find(ReportChecks(r, o), "run_completed")->pass);
+}
+
+TEST(ReportFormatsTest, FaultChecks) {
+  ReportOptions o;
+  json r = SyntheticReport(SyntheticSpec{});
+  r["faults"] = {{"status", "ok"},
+                 {"totals",
+                  {{"injected", 40},
+                   {"rolled_back", 30},
+                   {"not_rolled_back", 8},
+                   {"not_reached", 2},
+                   {"unverified", 0}}},
+                 {"cleared_at_end", true},
+                 {"clear_failures", json::array()}};
+  const std::vector<ReportCheck> checks = ReportChecks(r, o);
+  const ReportCheck* rolled = Find(checks, "faults_rolled_back");
+  ASSERT_NE(rolled, nullptr);
+  EXPECT_FALSE(rolled->pass);
+  EXPECT_EQ(rolled->value, 8);
+  EXPECT_NE(rolled->message.find("8 of 40 injected faults NOT rolled back"), std::string::npos);
+  EXPECT_TRUE(Find(ReportChecks(r, o), "fail_cleared")->pass);
+  std::string junit = FormatJunit(r, o);
+  EXPECT_NE(junit.find("failures=\"1\""), std::string::npos) << junit;
+  r["faults"]["totals"]["not_rolled_back"] = 0;
+  EXPECT_TRUE(Find(ReportChecks(r, o), "faults_rolled_back")->pass);
+  r["faults"]["cleared_at_end"] = false;
+  r["faults"]["clear_failures"] = {"cpu1/hotplug/fail: write -1: EBUSY"};
+  const std::vector<ReportCheck> checks2 = ReportChecks(r, o);
+  const ReportCheck* cleared = Find(checks2, "fail_cleared");
+  EXPECT_FALSE(cleared->pass);
+  EXPECT_NE(cleared->message.find("cpu1/hotplug/fail: write -1: EBUSY"), std::string::npos);
+  r["faults"] = {{"status", "unavailable"}, {"reason", "no hotplug/fail"}};
+  EXPECT_TRUE(Find(ReportChecks(r, o), "faults_rolled_back")->skipped);
+}
+
+// Issue 15 part 5: kernel log text in a check's message is escaped for the
+// terminal (ESC, DEL) and for Markdown tables (| ends a cell, <TASK> is raw
+// HTML); DEL is invalid in HTML.
+TEST(ReportFormatsTest, KernelLogTextIsEscaped) {
+  json r = SyntheticReport(SyntheticSpec{});
+  r["timing_sources"]["kmsg_health"] =
+      LoadFixture("report-real-cpu1.json")["timing_sources"]["kmsg_health"];
+  const std::string evil = "WARNING: a|b <TASK> \x1b[2J\x7f end";
+  r["timing_sources"]["kmsg_health"]["first_event"]["message"] = evil;
+  ReportOptions o;
+  const std::string text = FormatText(r, o);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos);
+  EXPECT_EQ(text.find('\x7f'), std::string::npos);
+  EXPECT_NE(text.find("a|b <TASK> \\x1b[2J\\x7f end"), std::string::npos) << text;
+  const std::string md = FormatMarkdown(r, o);
+  EXPECT_NE(md.find("a\\|b &lt;TASK&gt; \\x1b[2J\\x7f end"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<TASK>"), std::string::npos);
+  EXPECT_EQ(md.find('\x1b'), std::string::npos);
+  const std::string row = md.substr(md.find("| no_kernel_warnings"));
+  int bars = 0;  // unescaped: the row keeps its 3 cells
+  for (size_t i = 0; i < row.find('\n'); i++)
+    bars += row[i] == '|' && (i == 0 || row[i - 1] != '\\');
+  EXPECT_EQ(bars, 4) << row.substr(0, row.find('\n'));
+  EXPECT_EQ(FormatJunit(r, o).find('\x7f'), std::string::npos);
+}
+
 TEST(ReportFormatsTest, FailuresLimitsHealthAndBaseline) {
   SyntheticSpec s;
   s.failed = 2;

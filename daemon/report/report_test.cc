@@ -170,6 +170,7 @@ TEST(BuildReportTest, SectionsAndRunFacts) {
   EXPECT_EQ(r["run"], json::parse(R"({"started_at": "2026-11-30T05:07:45.123Z",
       "ended_at": "2026-11-30T05:07:46.623Z", "elapsed_ns": 1500000000,
       "stop_reason": "schedule_complete", "stop_message": null, "clock": "CLOCK_MONOTONIC",
+      "simulated_elapsed_ns": null,
       "histogram": {"sub_buckets_per_octave": 128, "max_relative_error": 0.00390625}})"));
 
   json sections = stats.ToJson();
@@ -342,10 +343,11 @@ TEST_F(FullDiskTest, FailedReplaceKeepsThePreviousReport) {
   EXPECT_EQ(DirEntries(dir_.path()), std::set<std::string>{"report.json"});
 }
 
-json Summary(uint64_t count, uint64_t p50_ns, uint64_t p99_ns, uint64_t max_ns) {
-  return {{"count", count},     {"min_ns", 0},    {"max_ns", max_ns},
-          {"p50_ns", p50_ns},   {"p90_ns", 0},    {"p99_ns", p99_ns},
-          {"p99_9_ns", max_ns}, {"mean_ns", 0.0}, {"stddev_ns", 0.0}};
+json Summary(uint64_t count, uint64_t p50_ns, uint64_t p99_ns, uint64_t max_ns,
+             double mean_ns = 0.0, double stddev_ns = 0.0) {
+  return {{"count", count},     {"min_ns", 0},        {"max_ns", max_ns},
+          {"p50_ns", p50_ns},   {"p90_ns", 0},        {"p99_ns", p99_ns},
+          {"p99_9_ns", max_ns}, {"mean_ns", mean_ns}, {"stddev_ns", stddev_ns}};
 }
 
 json Level(int online_cpus, json s) {
@@ -356,11 +358,15 @@ json Level(int online_cpus, json s) {
 TEST(HumanSummaryTest, TablePerDirectionLikeTheStopMachineSeries) {
   json r = {
       {"interim", false},
+      {"host", {{"kernel_release", "6.12.9-arm64"}, {"arch", "aarch64"}}},
+      {"cpus", {{"selected", "1-3"}, {"backend", "sysfs"}}},
+      {"config", {{"pattern", "roundrobin"}}},
+      {"seed", 7},
       {"run", {{"elapsed_ns", 16'864'211'077}, {"stop_reason", "iterations"}}},
       {"totals", {{"ops", 203}, {"ok", 200}, {"failed", 3}, {"readback_mismatches", 0}}},
       {"directions",
-       {{"offline", Summary(100, 4'500'000, 7'766'016, 9'871'120)},
-        {"online", Summary(100, 1'314'816, 2'588'672, 3'390'004)}}},
+       {{"offline", Summary(100, 4'500'000, 7'766'016, 9'871'120, 4'813'000.4, 1'250'000)},
+        {"online", Summary(100, 1'314'816, 2'588'672, 3'390'004, 1'400'000, 300'000)}}},
       {"per_online_count",
        {{"offline", json::array({Level(3, Summary(40, 5'001'000, 6'000'000, 7'000'000)),
                                  Level(2, Summary(60, 4'112'384, 7'766'016, 9'871'120))})},
@@ -369,23 +375,35 @@ TEST(HumanSummaryTest, TablePerDirectionLikeTheStopMachineSeries) {
        {{"by_errno", json::array({json{{"errno", 16}, {"name", "EBUSY"}, {"count", 3}}})}}},
       {"restore", {{"ok", true}, {"writes", 0}, {"failures", json::array()}, {"mask", "0-3"}}}};
   EXPECT_EQ(HumanSummary(r),
+            "kernel 6.12.9-arm64 aarch64, CPUs 1-3, pattern roundrobin, seed 7, backend sysfs\n"
             "203 ops, 200 ok, 3 failed in 16.864 s (12.0 ops/s), stop reason: iterations\n"
             "\n"
-            "offline latency (ms)\n"
-            "  online CPUs      ops      p50      p99      max\n"
-            "            2       60    4.112    7.766    9.871\n"
-            "            3       40    5.001    6.000    7.000\n"
-            "          all      100    4.500    7.766    9.871\n"
+            "offline latency (ms), by online CPUs before the write\n"
+            "  online before      ops     mean   stddev      p50      p99      max\n"
+            "              2       60    0.000    0.000    4.112    7.766    9.871\n"
+            "              3       40    0.000    0.000    5.001    6.000    7.000\n"
+            "            all      100    4.813    1.250    4.500    7.766    9.871\n"
             "\n"
-            "online latency (ms)\n"
-            "  online CPUs      ops      p50      p99      max\n"
-            "            1      100    1.315    2.589    3.390\n"
-            "          all      100    1.315    2.589    3.390\n"
+            "online latency (ms), by online CPUs before the write\n"
+            "  online before      ops     mean   stddev      p50      p99      max\n"
+            "              1      100    0.000    0.000    1.315    2.589    3.390\n"
+            "            all      100    1.400    0.300    1.315    2.589    3.390\n"
             "\n"
             "errors\n"
             "  EBUSY (errno 16): 3 ops\n"
             "\n"
             "restore: ok (0 writes, online CPUs 0-3)\n");
+}
+
+// A hand-edited report with negative counts: read as 0, not as 2^64 - n.
+TEST(HumanSummaryTest, NegativeCountsReadAsZero) {
+  json r = {{"run", {{"elapsed_ns", -1}, {"stop_reason", "iterations"}}},
+            {"totals", {{"ops", -5}, {"ok", -1}, {"failed", 3}}}};
+  const std::string s = HumanSummary(r);
+  const size_t second = s.find('\n') + 1;
+  EXPECT_EQ(s.substr(0, second), "kernel ?, CPUs ?, pattern ?, seed ?, backend ?\n");
+  EXPECT_EQ(s.substr(second, s.find('\n', second) - second),
+            "0 ops, 0 ok, 3 failed in 0.000 s (- ops/s), stop reason: iterations");
 }
 
 TEST(HumanSummaryTest, InterimEmptyRunAndFailedRestore) {
@@ -403,14 +421,15 @@ TEST(HumanSummaryTest, InterimEmptyRunAndFailedRestore) {
         {"failures", json::array({"cpu3 online: EBUSY"})},
         {"mask", "0-3"}}}};
   EXPECT_EQ(HumanSummary(r),
+            "kernel ?, CPUs ?, pattern ?, seed ?, backend ?\n"
             "interim: 2 ops, 2 ok, 0 failed in 0.000 s (- ops/s), stop reason: still running\n"
             "\n"
-            "offline latency (ms)\n"
-            "  online CPUs      ops      p50      p99      max\n"
-            "            4        2    4.000    4.000    4.000\n"
-            "          all        2    4.000    4.000    4.000\n"
+            "offline latency (ms), by online CPUs before the write\n"
+            "  online before      ops     mean   stddev      p50      p99      max\n"
+            "              4        2    0.000    0.000    4.000    4.000    4.000\n"
+            "            all        2    0.000    0.000    4.000    4.000    4.000\n"
             "\n"
-            "online latency (ms)\n"
+            "online latency (ms), by online CPUs before the write\n"
             "  no successful operations\n"
             "\n"
             "readback mismatches: 1 ops\n"

@@ -2,6 +2,7 @@
 #include "run/oplog.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,22 @@ namespace {
 
 constexpr size_t kBufferBytes = 1 << 20;
 
+// As fopen(path, mode) ("w": truncate, "a": append), but never through a
+// symlink: root must not truncate or append to whatever a planted link names.
+std::FILE* OpenNoFollow(const std::string& path, bool append) {
+  int fd = open(path.c_str(),
+                O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+  if (fd < 0)
+    return nullptr;
+  std::FILE* f = fdopen(fd, append ? "a" : "w");
+  if (!f) {
+    const int e = errno;
+    close(fd);
+    errno = e;
+  }
+  return f;
+}
+
 int FormatLine(const OpRecord& r, char* out, size_t size) {
   int n = snprintf(out, size,
                    "{\"i\":%" PRIu64 ",\"cpu\":%d,\"dir\":\"%s\",\"start_ns\":%" PRIu64
@@ -25,8 +42,8 @@ int FormatLine(const OpRecord& r, char* out, size_t size) {
     n += snprintf(out + n, size - static_cast<size_t>(n), ",\"error\":\"%s\"",
                   ErrnoName(r.err).c_str());
   n += snprintf(out + n, size - static_cast<size_t>(n),
-                ",\"online_before\":%d,\"readback_ok\":%s}\n", r.online_before,
-                r.readback_ok ? "true" : "false");
+                ",\"online_before\":%d,\"readback_ok\":%s%s}\n", r.online_before,
+                r.readback_ok ? "true" : "false", r.setup ? ",\"setup\":true" : "");
   return n;
 }
 
@@ -38,7 +55,7 @@ OpLog::~OpLog() {
 }
 
 bool OpLog::Open(const std::string& path, std::string* err) {
-  f_ = std::fopen(path.c_str(), "we");
+  f_ = OpenNoFollow(path, /*append=*/false);
   if (!f_) {
     *err = path + ": cannot open operation log: " + strerror(errno);
     return false;
@@ -61,7 +78,7 @@ bool OpLog::Append(const OpRecord& rec, std::string* err) {
 }
 
 bool OpLog::OpenAt(const std::string& path, uint64_t bytes, std::string* err) {
-  f_ = std::fopen(path.c_str(), "ae");
+  f_ = OpenNoFollow(path, /*append=*/true);
   if (!f_) {
     *err = path + ": cannot open operation log: " + strerror(errno);
     return false;
@@ -88,7 +105,7 @@ bool OpLog::Reopen(std::string* err) {
   const uint64_t bytes = bytes_;
   if (!Close(err))
     return false;
-  f_ = std::fopen(path.c_str(), "ae");
+  f_ = OpenNoFollow(path, /*append=*/true);
   if (!f_) {
     *err = path + ": cannot reopen operation log: " + strerror(errno);
     return false;

@@ -5,8 +5,12 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 
+#include <spdlog/sinks/sink.h>
+
+#include "run/schedule.h"
 #include "stats/run_stats.h"
 
 namespace cpuhp {
@@ -14,11 +18,17 @@ namespace cpuhp {
 class ProgressLine {
  public:
   ProgressLine(bool enabled, uint64_t target_ops, uint64_t duration_ns, std::FILE* out = stderr);
-  void Update(const RunStats& stats);
+  ~ProgressLine();
+  void Update(const RunStats& stats, const ScheduleProgress* schedule = nullptr);
   void Finish();  // clears the line
+  // Clears the line so that a log line starts at column 0; the next Update
+  // draws it again. Called by the log sink (ProgressAwareSink).
+  void Clear();
+  void ClearLocked();  // Clear with the sink's lock held
 
   // The text of the line for `ops` done after `elapsed_ns` (for tests).
-  std::string Format(const RunStats& stats, uint64_t elapsed_ns) const;
+  std::string Format(const RunStats& stats, uint64_t elapsed_ns,
+                     const ScheduleProgress* schedule = nullptr) const;
 
  private:
   bool enabled_;
@@ -29,5 +39,10 @@ class ProgressLine {
   uint64_t last_draw_ns_ = 0;
   bool drawn_ = false;
 };
+
+// A log sink that clears the progress line in use (if any) before each
+// message, so a warning never lands after "ETA 0:00:03".
+std::shared_ptr<spdlog::sinks::sink> NewProgressAwareSink(
+    std::shared_ptr<spdlog::sinks::sink> inner);
 
 }  // namespace cpuhp

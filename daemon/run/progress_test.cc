@@ -2,6 +2,8 @@
 #include "run/progress.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
 
 namespace cpuhp {
 namespace {
@@ -29,6 +31,50 @@ TEST(ProgressLineTest, EtaFromTheDurationWhenItComesFirst) {
   ProgressLine p(false, 0, 3600ull * 1000000000ull);
   EXPECT_EQ(p.Format(StatsWith(10), 60ull * 1000000000ull),
             "10 ops  0.2 ops/s  p99 offline 4.000 ms online 1.000 ms  ETA 0:59:00");
+}
+
+TEST(ProgressLineTest, NoDataIsADashNotZero) {
+  ProgressLine p(false, 1000, 0);
+  EXPECT_EQ(p.Format(StatsWith(0), 1000000000ull), "0/1000 ops  0.0 ops/s  p99 offline - online -");
+  EXPECT_EQ(p.Format(StatsWith(1), 1000000000ull),
+            "1/1000 ops  1.0 ops/s  p99 offline 4.000 ms online -  ETA 0:16:39");
+}
+
+TEST(ProgressLineTest, SweepShowsLevelAndEtaOfItsOwnEnd) {
+  ProgressLine p(false, 0, 0);
+  ScheduleProgress sp{250, 1000, "level 2/4 (4 online)"};
+  EXPECT_EQ(p.Format(StatsWith(250), 1000000000ull, &sp),
+            "level 2/4 (4 online)  250 ops  250.0 ops/s  p99 offline 4.000 ms online 1.000 ms  "
+            "ETA 0:00:03");
+}
+
+// A log line clears the progress line first: never "ETA 0:00:03cpuhp-stress:
+// warning: ..." on one terminal line.
+TEST(ProgressLineTest, LogLinesStartOnAClearedLine) {
+  std::FILE* f = std::tmpfile();
+  auto sink = NewProgressAwareSink(std::make_shared<spdlog::sinks::basic_file_sink_st>(
+      "/dev/null"));  // the message itself goes elsewhere; the clear goes to f
+  {
+    ProgressLine p(true, 10, 0, f);
+    p.Update(StatsWith(5));
+    const long drawn = std::ftell(f);
+    spdlog::logger log("t", sink);
+    log.warn("hello");
+    std::string all(static_cast<size_t>(std::ftell(f)), '\0');
+    std::rewind(f);
+    ASSERT_EQ(std::fread(all.data(), 1, all.size(), f), all.size());
+    EXPECT_EQ(all.substr(static_cast<size_t>(drawn)), "\r\x1b[K");
+    // Cleared: the next update draws at once, not after the 500 ms pause.
+    std::fseek(f, 0, SEEK_END);
+    p.Update(StatsWith(6));
+    EXPECT_GT(std::ftell(f), static_cast<long>(all.size()));
+  }
+  // No line in use: a log line writes nothing of ours.
+  const long before = std::ftell(f);
+  spdlog::logger log("t2", sink);
+  log.warn("again");
+  EXPECT_EQ(std::ftell(f), before);
+  std::fclose(f);
 }
 
 TEST(ProgressLineTest, DisabledWritesNothing) {

@@ -89,7 +89,10 @@ class RoundRobin : public Schedule {
       cursor_ = j.at("cursor").get<size_t>();
       pending_back_ = j.at("pending_back").get<bool>();
       back_ = {j.at("back_cpu").get<int>(), DirFrom(j.at("back_dir"))};
-      return cursor_ < p_.cpus.size();
+      // The CPU to toggle back indexes the online state: one of ours.
+      return cursor_ < p_.cpus.size() &&
+             (!pending_back_ ||
+              std::find(p_.cpus.begin(), p_.cpus.end(), back_.cpu) != p_.cpus.end());
     });
   }
 
@@ -161,10 +164,8 @@ class RandomWalk : public Schedule {
     return {{"pattern", "random"}, {"rng", rng_.state()}};
   }
   bool RestoreState(const nlohmann::json& j, std::string* err) override {
-    return Restore(j, "random", err, [&] {
-      rng_.set_state(j.at("rng").get<std::array<uint64_t, 4>>());
-      return true;
-    });
+    return Restore(j, "random", err,
+                   [&] { return rng_.set_state(j.at("rng").get<std::array<uint64_t, 4>>()); });
   }
 
  private:
@@ -192,6 +193,7 @@ class Sweep : public Schedule {
         const bool same = op->cpu == last_setup_.cpu && op->dir == last_setup_.dir;
         setup_attempts_ = same ? setup_attempts_ + 1 : 1;
         last_setup_ = *op;
+        op->setup = true;
         if (setup_attempts_ > 3) {
           error_ = "sweep: cannot reach level " + std::to_string(levels_[level_]) + ": CPU " +
                    std::to_string(op->cpu) + " refuses to go " +
@@ -212,9 +214,31 @@ class Sweep : public Schedule {
     return std::nullopt;  // complete
   }
 
+  // Levels whose cycles all ran, and those a stop (iterations, duration,
+  // signal, error) left unmeasured or cut short.
   nlohmann::json Describe() const override {
-    return {
-        {"victim", victim_}, {"levels", levels_}, {"cycles_per_level", p_.sweep.cycles_per_level}};
+    // A level whose last cycle just ran is complete before Next moves on.
+    const bool last_cycle_done =
+        level_ < levels_.size() &&
+        cycle_ops_ >= 2ull * static_cast<uint64_t>(p_.sweep.cycles_per_level);
+    const auto done =
+        static_cast<std::ptrdiff_t>(std::min(level_ + last_cycle_done, levels_.size()));
+    return {{"victim", victim_},
+            {"levels", levels_},
+            {"cycles_per_level", p_.sweep.cycles_per_level},
+            {"levels_complete", std::vector<int>(levels_.begin(), levels_.begin() + done)},
+            {"levels_missing", std::vector<int>(levels_.begin() + done, levels_.end())}};
+  }
+
+  std::optional<ScheduleProgress> Progress() const override {
+    const uint64_t per_level = 2ull * static_cast<uint64_t>(p_.sweep.cycles_per_level);
+    ScheduleProgress p;
+    p.total = per_level * levels_.size();
+    p.done = std::min(p.total, per_level * level_ + cycle_ops_);
+    const size_t shown = std::min(level_ + 1, levels_.size());
+    p.label = "level " + std::to_string(shown) + "/" + std::to_string(levels_.size()) + " (" +
+              std::to_string(levels_[shown - 1]) + " online)";
+    return p;
   }
 
   nlohmann::json SaveState() const override {
@@ -231,7 +255,11 @@ class Sweep : public Schedule {
       cycle_ops_ = j.at("cycle_ops").get<uint64_t>();
       setup_attempts_ = j.at("setup_attempts").get<int>();
       last_setup_ = {j.at("last_setup_cpu").get<int>(), DirFrom(j.at("last_setup_dir"))};
-      return level_ <= levels_.size();
+      const bool known_cpu =
+          last_setup_.cpu == Operation{}.cpu ||
+          std::find(p_.cpus.begin(), p_.cpus.end(), last_setup_.cpu) != p_.cpus.end();
+      return level_ <= levels_.size() && setup_attempts_ >= 0 && setup_attempts_ <= 3 &&
+             cycle_ops_ <= 2ull * static_cast<uint64_t>(p_.sweep.cycles_per_level) && known_cpu;
     });
   }
 

@@ -41,6 +41,13 @@ struct ScheduleParams {
   SweepConfig sweep;
 };
 
+// How far a schedule that ends by itself is (a sweep: level k of N).
+struct ScheduleProgress {
+  uint64_t done = 0;   // measured operations so far
+  uint64_t total = 0;  // measured operations in the whole schedule
+  std::string label;   // "level 3/6 (16 online)"
+};
+
 class Schedule {
  public:
   virtual ~Schedule() = default;
@@ -51,6 +58,8 @@ class Schedule {
   const std::string& error() const { return error_; }
   // Pattern-specific facts for the report (sweep levels, victim).
   virtual nlohmann::json Describe() const;
+  // For the progress line; nullopt for a schedule without an end of its own.
+  virtual std::optional<ScheduleProgress> Progress() const { return std::nullopt; }
   // Checkpoint position (cursor, phase, RNG state): restored into a schedule
   // built from the same params, it continues the same operation sequence
   // from the same online state. RestoreState refuses a mismatched document.

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/rng.h"
+
 namespace cpuhp {
 namespace {
 
@@ -126,6 +128,34 @@ TEST(ScheduleTest, SweepSetsEachLevelThenCyclesTheVictim) {
   EXPECT_EQ(Drive(sched.get(), &s, 30), "-3 -2 -1 -4 +4 -4 +4 +1 +2 -4 +4 -4 +4 end");
 }
 
+// Set-up writes are marked so that statistics keep them out of the latency
+// tables; the victim's cycles are not. Describe says which levels a stop
+// left unmeasured.
+TEST(ScheduleTest, SweepMarksSetupWritesAndNamesMissingLevels) {
+  OnlineState s = AllOnline(5);
+  SweepConfig sw;
+  sw.levels = {2, 4};
+  sw.cycles_per_level = 2;
+  auto sched = Make(Pattern::kSweep, {1, 2, 3, 4}, s, 1, 1, sw);
+  std::string seq;
+  for (int i = 0; i < 5; ++i) {
+    std::optional<Operation> op = sched->Next(s);
+    ASSERT_TRUE(op);
+    seq += (op->setup ? "s" : "") + std::string(op->dir == Direction::kOffline ? "-" : "+") +
+           std::to_string(op->cpu) + " ";
+    s.Set(op->cpu, op->dir == Direction::kOnline);
+  }
+  // Level 2: cpu0 and the victim 4 online; 3 and 2 and 1 go offline first.
+  EXPECT_EQ(seq, "s-3 s-2 s-1 -4 +4 ");
+  EXPECT_EQ(sched->Describe()["levels_complete"], nlohmann::json::array());
+  EXPECT_EQ(sched->Describe()["levels_missing"], nlohmann::json({2, 4}));
+  ASSERT_TRUE(sched->Progress());
+  EXPECT_EQ(sched->Progress()->label, "level 1/2 (2 online)");
+  Drive(sched.get(), &s, 100);
+  EXPECT_EQ(sched->Describe()["levels_complete"], nlohmann::json({2, 4}));
+  EXPECT_EQ(sched->Describe()["levels_missing"], nlohmann::json::array());
+}
+
 TEST(ScheduleTest, SweepVictimOfflinesAtExactlyTheLevel) {
   OnlineState s = AllOnline(8);
   auto sched = Make(Pattern::kSweep, {1, 2, 3, 4, 5, 6, 7}, s, 1, 1, SweepConfig{});
@@ -168,6 +198,51 @@ TEST(ScheduleTest, SweepStopsWhenSetupKeepsFailing) {
     ASSERT_TRUE(sched->Next(s));  // offline cpu2 "fails" every time
   EXPECT_FALSE(sched->Next(s));
   EXPECT_EQ(sched->error(), "sweep: cannot reach level 2: CPU 2 refuses to go offline");
+}
+
+// A checkpoint is a file: every field a schedule restores is checked before
+// it is used. rng all zero used to be taken, and Rng::Below then never
+// returned (deaf to SIGTERM); a back_cpu outside the selection indexed the
+// online state out of bounds.
+TEST(ScheduleTest, RestoreRefusesStateThatCannotHappen) {
+  OnlineState s = AllOnline(4);
+  std::string err;
+  auto random = Make(Pattern::kRandom, {1, 2, 3}, s);
+  nlohmann::json saved = random->SaveState();
+  saved["rng"] = {0, 0, 0, 0};
+  EXPECT_FALSE(random->RestoreState(saved, &err));
+  EXPECT_EQ(err, "random schedule state out of range");
+
+  auto rr = Make(Pattern::kRoundRobin, {1, 2, 3}, s);
+  saved = rr->SaveState();
+  saved["pending_back"] = true;
+  saved["back_cpu"] = 1000000;
+  EXPECT_FALSE(rr->RestoreState(saved, &err));
+  saved["back_cpu"] = 2;
+  EXPECT_TRUE(rr->RestoreState(saved, &err)) << err;
+
+  SweepConfig sw;
+  sw.cycles_per_level = 5;
+  auto sweep = Make(Pattern::kSweep, {1, 2, 3}, s, 1, 1, sw);
+  const nlohmann::json good = sweep->SaveState();
+  for (const auto& [key, value] :
+       std::vector<std::pair<const char*, nlohmann::json>>{{"setup_attempts", -1},
+                                                           {"setup_attempts", 1000},
+                                                           {"cycle_ops", 11},
+                                                           {"last_setup_cpu", 77}}) {
+    saved = good;
+    saved[key] = value;
+    EXPECT_FALSE(sweep->RestoreState(saved, &err)) << key << " " << value;
+  }
+  EXPECT_TRUE(sweep->RestoreState(good, &err)) << err;
+}
+
+TEST(RngTest, AllZeroStateIsRefused) {
+  Rng rng(1);
+  const auto before = rng.state();
+  EXPECT_FALSE(rng.set_state({0, 0, 0, 0}));
+  EXPECT_EQ(rng.state(), before);
+  EXPECT_TRUE(rng.set_state({0, 0, 0, 1}));
 }
 
 }  // namespace

@@ -14,8 +14,8 @@ using nlohmann::json;
 
 json RunIdentity(const Config& cfg) {
   json j = ConfigToJson(cfg);
-  for (const char* key : {"report", "oplog", "progress", "state_dir", "checkpoint_interval",
-                          "resume", "interim_interval", "stuck_timeout"})
+  for (const char* key : {"report", "force", "oplog", "progress", "state_dir",
+                          "checkpoint_interval", "resume", "interim_interval", "stuck_timeout"})
     j.erase(key);
   // A stall is a test hook for the watchdog; it changes no statistic's meaning.
   j["sim"].erase("stall_every");
@@ -36,6 +36,7 @@ OpRecord OpRecordFromJson(const json& j) {
   r.err = j.at("errno").get<int>();
   r.online_before = j.at("online_before").get<int>();
   r.readback_ok = j.at("readback_ok").get<bool>();
+  r.setup = j.value("setup", false);
   return r;
 }
 
@@ -110,7 +111,7 @@ bool CheckpointFromJson(const json& j, Checkpoint* c, std::string* err) {
 
 bool ReadCheckpoint(const std::string& path, Checkpoint* c, std::string* err) {
   std::string text;
-  if (!ReadSmallFile(path, kMaxCheckpointBytes, &text, err))
+  if (!ReadSmallFile(path, kMaxCheckpointBytes, &text, err, nullptr, FileKind::kRegularOnly))
     return false;
   json j;
   if (!ParseJsonText(text, path + ": corrupt checkpoint", &j, err))
@@ -124,7 +125,7 @@ bool ReadCheckpoint(const std::string& path, Checkpoint* c, std::string* err) {
 }
 
 bool WriteCheckpoint(const std::string& path, const Checkpoint& c, std::string* err) {
-  return WriteFileAtomic(path, CheckpointToJson(c).dump() + "\n", err);
+  return WriteFileAtomic(path, DumpJson(CheckpointToJson(c)) + "\n", err);
 }
 
 std::string MoveAside(const std::string& path, const std::string& utc_stamp, std::string* err) {

@@ -8,7 +8,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "faults/faults.h"
 #include "report/report.h"
+#include "util/json_file.h"
 
 namespace cpuhp {
 namespace {
@@ -35,8 +37,8 @@ std::string FileStamp() {
 std::string IdentityDiff(const nlohmann::json& here, const nlohmann::json& there) {
   std::string out;
   auto add = [&](const std::string& key, const nlohmann::json& a, const nlohmann::json& b) {
-    out +=
-        (out.empty() ? "" : ", ") + key + " (here " + a.dump() + ", checkpoint " + b.dump() + ")";
+    out += (out.empty() ? "" : ", ") + key + " (here " + DumpJson(a) + ", checkpoint " +
+           DumpJson(b) + ")";
   };
   for (auto it = here.begin(); it != here.end(); ++it) {
     auto t = there.find(it.key());
@@ -101,6 +103,12 @@ bool SoakSession::Load(uint64_t* seed, std::string* err) {
   std::string why;
   if (cfg_.resume == "never") {
     Refuse(path_ + ": resume \"never\" (--fresh)");
+  } else if (FaultsWanted(cfg_)) {
+    // The injector's counts, failures and queue are not in the checkpoint:
+    // a resumed fault run would report fewer injections and could exit 0
+    // after a rollback that failed before the restart.
+    Refuse(path_ + ": a fault-injection run is not resumed (its injections are not " +
+           "checkpointed): started over");
   } else if (!ReadCheckpoint(path_, &c, &why)) {
     Refuse(why);
   } else if (const nlohmann::json here = RunIdentity(cfg_); c.identity != here) {
@@ -195,8 +203,8 @@ std::string SoakSession::StatusLine(const Runner& runner, const RunStats& stats)
   const uint64_t ops = stats.ops();
   const uint64_t elapsed = runner.elapsed_ns();
   std::string s = "ops " + std::to_string(ops);
-  if (cfg_.iterations)
-    s += "/" + std::to_string(cfg_.iterations);
+  if (const uint64_t limit = IterationLimit(cfg_))
+    s += "/" + std::to_string(limit);
   if (cfg_.duration_ns)
     s += ", " + std::to_string(elapsed / 1000000000ull) + "/" +
          std::to_string(cfg_.duration_ns / 1000000000ull) + " s";
@@ -206,8 +214,8 @@ std::string SoakSession::StatusLine(const Runner& runner, const RunStats& stats)
              static_cast<double>(ops) / (static_cast<double>(elapsed) / 1e9));
     s += rate;
   }
-  s += ", p99 offline " + Ms(stats.by_direction(Direction::kOffline).PercentileNs(0.99)) +
-       " ms, online " + Ms(stats.by_direction(Direction::kOnline).PercentileNs(0.99)) + " ms";
+  s += ", p99 offline " + Ms(stats.by_direction(Direction::kOffline).PercentileNs(99)) +
+       " ms, online " + Ms(stats.by_direction(Direction::kOnline).PercentileNs(99)) + " ms";
   s += ", errors " + std::to_string(stats.failed_ops() + stats.readback_mismatches());
   if (!ckpt_.restarts.empty())
     s += ", restarts " + std::to_string(ckpt_.restarts.size());
@@ -293,7 +301,7 @@ void SoakSession::Tick(Runner* runner, const RunStats& stats, Schedule* schedule
     if (periodic)
       next_interim_ns_ = now + cfg_.interim_interval_ns;
     const std::string path = InterimReportPath(cfg_.report);
-    if (WriteFileAtomic(path, report().dump(2) + "\n", &err)) {
+    if (WriteFileAtomic(path, DumpJson(report(), 2) + "\n", &err)) {
       ++interim_written_;
       spdlog::info("interim report: {}", path);
     } else {

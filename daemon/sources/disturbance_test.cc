@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "sources/disturbance.h"
 
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -118,6 +122,39 @@ TEST(DisturbanceTest, ProbesSeparateBaselineFromEachDirection) {
   EXPECT_EQ(j["per_cpu"][0]["cpu"], o.cpus[0]);
   EXPECT_EQ(j["per_cpu"][0]["off_cpu_samples"], 0);
   EXPECT_EQ(j["probe_cpus"], std::to_string(o.cpus[0]));
+}
+
+void NoOp(int) {}
+
+// SIGTERM during an hour-long baseline: Start returns at once (the handler
+// sets the stop flag; the run then stops before its first operation).
+TEST(DisturbanceTest, ASignalEndsTheBaseline) {
+  struct sigaction sa = {};
+  struct sigaction old = {};
+  sa.sa_handler = NoOp;  // no SA_RESTART, like main's handlers
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR2, &sa, &old), 0);
+  DisturbanceOptions o;
+  o.cpus = {ThisCpu()};
+  o.baseline_ns = 30000000000ull;  // 30 s
+  Disturbance d(o);
+  const pthread_t self = pthread_self();
+  std::thread killer([self] {
+    SleepMs(200);
+    pthread_kill(self, SIGUSR2);
+  });
+  timespec t0;
+  timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  std::string why;
+  const bool started = d.Start(&why);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  killer.join();
+  sigaction(SIGUSR2, &old, nullptr);
+  ASSERT_TRUE(started) << why;
+  d.Stop();
+  EXPECT_LT(t1.tv_sec - t0.tv_sec, 5);
+  EXPECT_LT(d.ReportJson()["baseline_phase_ns"].get<uint64_t>(), 5000000000ull);
 }
 
 TEST(DisturbanceTest, FifoProbesRunWithTheirPriority) {

@@ -18,6 +18,10 @@ inline std::string_view DirectionName(Direction d) {
 struct Operation {
   int cpu = -1;
   Direction dir = Direction::kOffline;
+  // A write that only moves the machine to where the next measurement
+  // starts (a sweep bringing exactly N CPUs online): counted and checked,
+  // kept out of the latency tables.
+  bool setup = false;
 };
 
 // What happened. Times are CLOCK_MONOTONIC nanoseconds (or the simulated
@@ -31,6 +35,7 @@ struct OpRecord {
   int err = 0;               // errno of the write, 0 on success
   int online_before = 0;     // online CPUs (whole system) before the write
   bool readback_ok = true;   // the online file reads back what we expect
+  bool setup = false;        // Operation::setup: not a measurement
 };
 
 }  // namespace cpuhp

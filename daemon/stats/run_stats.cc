@@ -132,11 +132,16 @@ void RunStats::Add(const OpRecord& rec) {
     readback_mismatches_++;
     readback_by_cpu_[rec.cpu]++;
   }
+  setup_ops_ += rec.setup;
   if (rec.err != 0) {
     failed_ops_++;
+    setup_failed_ops_ += rec.setup;
     errors_by_cpu_[{rec.cpu, rec.err}]++;
+    failed_by_cpu_dir_[{rec.cpu, d}]++;
     return;
   }
+  if (rec.setup)
+    return;
   by_dir_[d].Record(rec.duration_ns);
   by_online_[d][rec.online_before].Record(rec.duration_ns);
   if (CpuInRange(rec.cpu)) {
@@ -178,6 +183,8 @@ void RunStats::Merge(const RunStats& other) {
   ops_ += other.ops_;
   failed_ops_ += other.failed_ops_;
   readback_mismatches_ += other.readback_mismatches_;
+  setup_ops_ += other.setup_ops_;
+  setup_failed_ops_ += other.setup_failed_ops_;
   for (int d = 0; d < kDirections; d++) {
     ops_by_dir_[d] += other.ops_by_dir_[d];
     by_dir_[d].Merge(other.by_dir_[d]);
@@ -197,6 +204,9 @@ void RunStats::Merge(const RunStats& other) {
   for (const auto& [cpu, count] : other.readback_by_cpu_) {
     readback_by_cpu_[cpu] += count;
   }
+  for (const auto& [key, count] : other.failed_by_cpu_dir_) {
+    failed_by_cpu_dir_[key] += count;
+  }
 }
 
 json RunStats::ToJson() const {
@@ -204,6 +214,7 @@ json RunStats::ToJson() const {
                  {"ok", ops_ - failed_ops_},
                  {"failed", failed_ops_},
                  {"readback_mismatches", readback_mismatches_},
+                 {"setup_ops", setup_ops_},
                  {"offline_ops", ops_by_dir_[0]},
                  {"online_ops", ops_by_dir_[1]}};
 
@@ -221,9 +232,15 @@ json RunStats::ToJson() const {
       errors.push_back(ErrorEntry(it->first.second, it->second));
     }
     auto rb = readback_by_cpu_.find(cpu);
+    auto failed = [&](int d) {
+      auto f = failed_by_cpu_dir_.find({cpu, d});
+      return f == failed_by_cpu_dir_.end() ? uint64_t{0} : f->second;
+    };
     per_cpu.push_back({{"cpu", cpu},
                        {"offline", SummarizeHistogram(by_cpu(cpu, Direction::kOffline))},
                        {"online", SummarizeHistogram(by_cpu(cpu, Direction::kOnline))},
+                       {"offline_failed", failed(0)},
+                       {"online_failed", failed(1)},
                        {"errors", std::move(errors)},
                        {"readback_mismatches", rb == readback_by_cpu_.end() ? 0 : rb->second}});
   }
@@ -292,15 +309,23 @@ json RunStats::StateToJson() const {
   for (const auto& [cpu, count] : readback_by_cpu_) {
     readback.push_back({{"cpu", cpu}, {"count", count}});
   }
+  json failed_by_dir = json::array();
+  for (const auto& [key, count] : failed_by_cpu_dir_) {
+    failed_by_dir.push_back(
+        {{"cpu", key.first}, {"direction", kDirNames[key.second]}, {"count", count}});
+  }
   return json{{"ops", ops_},
               {"failed_ops", failed_ops_},
               {"readback_mismatches", readback_mismatches_},
+              {"setup_ops", setup_ops_},
+              {"setup_failed_ops", setup_failed_ops_},
               {"ops_by_direction", std::move(ops_by_dir)},
               {"by_direction", std::move(by_dir)},
               {"by_online_count", std::move(by_online)},
               {"by_cpu", std::move(by_cpu)},
               {"errors_by_cpu", std::move(errors)},
               {"readback_by_cpu", std::move(readback)},
+              {"failed_by_cpu_direction", std::move(failed_by_dir)},
               {"timeline", timeline_.StateToJson()}};
 }
 
@@ -376,7 +401,18 @@ bool RunStats::StateFromJson(const json& j, std::string* err) {
   if (s.ops_by_dir_[0] + s.ops_by_dir_[1] != s.ops_) {
     return fail("ops_by_direction: offline + online != ops");
   }
-  if (s.failed_ops_ > s.ops_ || ok_in_histograms != s.ops_ - s.failed_ops_) {
+  // Optional: checkpoints written before set-up writes were told apart.
+  if ((j.contains("setup_ops") && !ReadU64Field(j, "", "setup_ops", &s.setup_ops_, &msg)) ||
+      (j.contains("setup_failed_ops") &&
+       !ReadU64Field(j, "", "setup_failed_ops", &s.setup_failed_ops_, &msg))) {
+    return fail(msg);
+  }
+  if (s.setup_ops_ > s.ops_ || s.setup_failed_ops_ > s.setup_ops_ ||
+      s.setup_failed_ops_ > s.failed_ops_) {
+    return fail("setup_ops: more set-up writes than operations or failures");
+  }
+  const uint64_t setup_ok = s.setup_ops_ - s.setup_failed_ops_;
+  if (s.failed_ops_ > s.ops_ || ok_in_histograms + setup_ok != s.ops_ - s.failed_ops_) {
     return fail("failed_ops: ops - failed_ops != samples in by_direction");
   }
   if (s.readback_mismatches_ > s.ops_) {
@@ -474,6 +510,35 @@ bool RunStats::StateFromJson(const json& j, std::string* err) {
   if (readback_sum != s.readback_mismatches_) {
     return fail("readback_by_cpu: counts add up to " + std::to_string(readback_sum) +
                 ", readback_mismatches is " + std::to_string(s.readback_mismatches_));
+  }
+
+  // Optional: checkpoints written before failures were split by direction.
+  if (auto fd = j.find("failed_by_cpu_direction"); fd != j.end()) {
+    if (!fd->is_array()) {
+      return fail("failed_by_cpu_direction: expected an array");
+    }
+    uint64_t sum = 0;
+    for (size_t i = 0; i < fd->size(); i++) {
+      const json& e = (*fd)[i];
+      std::string path = "failed_by_cpu_direction[" + std::to_string(i) + "].";
+      int cpu = 0;
+      uint64_t count = 0;
+      if (!e.is_object() || !ReadInt(e, path, "cpu", std::numeric_limits<int>::min(), &cpu, &msg) ||
+          !ReadU64Field(e, path, "count", &count, &msg)) {
+        return fail(e.is_object() ? msg : path + ": expected an object");
+      }
+      auto dir = e.find("direction");
+      if (dir == e.end() || (*dir != "offline" && *dir != "online") || count == 0 ||
+          !s.failed_by_cpu_dir_.emplace(std::make_pair(cpu, *dir == "offline" ? 0 : 1), count)
+               .second) {
+        return fail(path + "direction: expected \"offline\" or \"online\", once, count > 0");
+      }
+      sum += count;
+    }
+    if (sum != s.failed_ops_) {
+      return fail("failed_by_cpu_direction: counts add up to " + std::to_string(sum) +
+                  ", failed_ops is " + std::to_string(s.failed_ops_));
+    }
   }
 
   // Optional: checkpoints written before the timeline existed have none.

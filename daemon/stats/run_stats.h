@@ -29,6 +29,9 @@ class RunStats {
   uint64_t ops() const { return ops_; }
   uint64_t failed_ops() const { return failed_ops_; }  // write returned an errno
   uint64_t readback_mismatches() const { return readback_mismatches_; }
+  // Set-up writes (OpRecord::setup): in the totals and error tables, in no
+  // latency histogram.
+  uint64_t setup_ops() const { return setup_ops_; }
 
   // Successful operations only: a failed write's latency is not a hotplug
   // latency. Failed writes are counted in errno tables.
@@ -66,12 +69,15 @@ class RunStats {
   uint64_t ops_ = 0;
   uint64_t failed_ops_ = 0;
   uint64_t readback_mismatches_ = 0;
+  uint64_t setup_ops_ = 0;
+  uint64_t setup_failed_ops_ = 0;
   uint64_t ops_by_dir_[kDirections] = {0, 0};
   Histogram by_dir_[kDirections];
   std::vector<Histogram> by_cpu_;  // index cpu * 2 + dir
   std::map<int, Histogram> by_online_[kDirections];
   std::map<std::pair<int, int>, uint64_t> errors_by_cpu_;
-  std::map<int, uint64_t> readback_by_cpu_;  // cpu -> readback mismatches
+  std::map<int, uint64_t> readback_by_cpu_;                    // cpu -> readback mismatches
+  std::map<std::pair<int, int>, uint64_t> failed_by_cpu_dir_;  // (cpu, direction) -> failed
   Timeline timeline_;
 };
 

@@ -128,7 +128,8 @@ TEST(RunStatsTest, FailedOpsGoToErrnoTablesNotHistograms) {
                                {"failed", 3},
                                {"readback_mismatches", 0},
                                {"offline_ops", 3},
-                               {"online_ops", 1}}));
+                               {"online_ops", 1},
+                               {"setup_ops", 0}}));
   EXPECT_EQ(j["errors"]["by_errno"], json::parse(R"([{"errno": 5, "name": "EIO", "count": 1},
                                                      {"errno": 16, "name": "EBUSY", "count": 2}])"));
   EXPECT_EQ(j["errors"]["by_cpu"],
@@ -233,7 +234,7 @@ TEST(RunStatsTest, JsonShapeIsExact) {
   EXPECT_EQ(Keys(j), (std::set<std::string>{"totals", "directions", "per_cpu", "per_online_count",
                                             "errors", "timeline"}));
   EXPECT_EQ(Keys(j["totals"]), (std::set<std::string>{"ops", "ok", "failed", "readback_mismatches",
-                                                      "offline_ops", "online_ops"}));
+                                                      "setup_ops", "offline_ops", "online_ops"}));
   EXPECT_EQ(Keys(j["directions"]), (std::set<std::string>{"offline", "online"}));
   for (const char* d : {"offline", "online"}) {
     json summary = j["directions"][d];
@@ -244,8 +245,8 @@ TEST(RunStatsTest, JsonShapeIsExact) {
   }
   ASSERT_EQ(j["per_cpu"].size(), 3u);
   for (const json& c : j["per_cpu"]) {
-    EXPECT_EQ(Keys(c),
-              (std::set<std::string>{"cpu", "offline", "online", "errors", "readback_mismatches"}));
+    EXPECT_EQ(Keys(c), (std::set<std::string>{"cpu", "offline", "online", "offline_failed",
+                                              "online_failed", "errors", "readback_mismatches"}));
     ExpectSummaryShape(c["offline"], "per_cpu.offline");
     ExpectSummaryShape(c["online"], "per_cpu.online");
     for (const json& e : c["errors"]) {
@@ -278,6 +279,45 @@ TEST(RunStatsTest, JsonShapeIsExact) {
       "mean_ns": 0.0, "stddev_ns": 0.0, "p50_ns": 0, "p90_ns": 0, "p99_ns": 0, "p99_9_ns": 0})"));
   EXPECT_TRUE(empty["per_cpu"].empty());
   EXPECT_TRUE(empty["per_online_count"]["offline"].is_array());
+}
+
+// A sweep's set-up writes: counted, their errors too, but in no latency
+// table (before, each set-up write was a one-operation row and one more op
+// in the level it left the machine at).
+TEST(RunStatsTest, SetupWritesStayOutOfLatencyTables) {
+  RunStats s(4);
+  OpRecord setup = Op(2, kOff, 50000000, 3);
+  setup.setup = true;
+  s.Add(setup);
+  OpRecord failed_setup = Op(2, kOff, 1, 3, EBUSY);
+  failed_setup.setup = true;
+  s.Add(failed_setup);
+  s.Add(Op(3, kOff, 2000000, 2));
+  s.Add(Op(3, kOn, 1000000, 1, EIO));
+  json j = s.ToJson();
+  EXPECT_EQ(j["totals"]["ops"], 4);
+  EXPECT_EQ(j["totals"]["setup_ops"], 2);
+  EXPECT_EQ(j["totals"]["failed"], 2);
+  EXPECT_EQ(j["directions"]["offline"]["count"], 1);
+  EXPECT_EQ(j["directions"]["offline"]["max_ns"], 2000000);
+  ASSERT_EQ(j["per_online_count"]["offline"].size(), 1u);
+  EXPECT_EQ(j["per_online_count"]["offline"][0]["online_cpus"], 2);
+  // Failures per CPU and direction: cpu2 offline (the set-up), cpu3 online.
+  for (const json& c : j["per_cpu"]) {
+    if (c["cpu"] == 2) {
+      EXPECT_EQ(std::make_pair(c["offline_failed"], c["online_failed"]),
+                std::make_pair(json(1), json(0)));
+    }
+    if (c["cpu"] == 3) {
+      EXPECT_EQ(std::make_pair(c["offline_failed"], c["online_failed"]),
+                std::make_pair(json(0), json(1)));
+    }
+  }
+  // The checkpoint keeps all of it.
+  RunStats back;
+  std::string err;
+  ASSERT_TRUE(back.StateFromJson(json::parse(s.StateToJson().dump()), &err)) << err;
+  EXPECT_EQ(back.ToJson().dump(), j.dump());
 }
 
 TEST(RunStatsTest, StateRoundTrip) {

@@ -59,7 +59,8 @@ inline nlohmann::json SyntheticReport(const SyntheticSpec& spec) {
     stats.Add(r);
   }
   ReportInputs in;
-  in.config = {{"pattern", "roundrobin"}, {"backend", "sim"}};
+  in.config = {
+      {"pattern", "roundrobin"}, {"backend", "sim"}, {"iterations", index}, {"duration", "0"}};
   in.host = {{"kernel_release", "6.1.0-test"},
              {"hostname", "testhost"},
              {"cpu_model", "Test CPU"},

@@ -26,7 +26,10 @@ bool ParseCpuList(std::string_view text, std::vector<int>* cpus, std::string* er
     text.remove_suffix(1);
   if (text.empty())
     return true;
-  std::vector<int> out;
+  // Ranges first, merged, then expanded: the result never exceeds
+  // kMaxCpuNumber + 1 CPUs whatever the input repeats ("0-65535," x 200 once
+  // expanded to 13 million entries before duplicates went).
+  std::vector<std::pair<int, int>> ranges;
   size_t pos = 0;
   while (pos <= text.size()) {
     size_t comma = text.find(',', pos);
@@ -39,18 +42,27 @@ bool ParseCpuList(std::string_view text, std::vector<int>* cpus, std::string* er
                                              : ParseNumber(item.substr(0, dash), &lo) &&
                                                    ParseNumber(item.substr(dash + 1), &hi);
     if (!ok || lo > hi) {
-      *err = "bad CPU list \"" + std::string(text) + "\" at \"" + std::string(item) +
+      // Quoted short: the list may be a megabyte.
+      auto shown = [](std::string_view v) {
+        return v.size() <= 64 ? std::string(v) : std::string(v.substr(0, 61)) + "...";
+      };
+      *err = "bad CPU list \"" + shown(text) + "\" at \"" + shown(item) +
              "\" (expected e.g. 1-7,9; CPUs 0.." + std::to_string(kMaxCpuNumber) + ")";
       return false;
     }
-    for (int c = lo; c <= hi; ++c)
-      out.push_back(c);
+    ranges.emplace_back(lo, hi);
     if (comma == std::string_view::npos)
       break;
     pos = comma + 1;
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<int> out;
+  int next = 0;  // the lowest CPU not yet in out
+  for (const auto& [lo, hi] : ranges) {
+    for (int c = std::max(lo, next); c <= hi; ++c)
+      out.push_back(c);
+    next = std::max(next, hi + 1);
+  }
   *cpus = std::move(out);
   return true;
 }

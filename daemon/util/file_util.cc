@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <system_error>
 
 namespace cpuhp {
@@ -110,6 +112,31 @@ bool WriteFileAtomic(const std::string& path, const std::string& content, std::s
     *err = SyscallError(dir, "fsync directory");
   close(dfd);
   return synced;
+}
+
+bool CheckOutputPath(const std::string& path, std::string* err) {
+  struct stat st;
+  if (path.empty() || path.back() == '/' || (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+    *err = path + ": is a directory; give a file name";
+    return false;
+  }
+  const std::string dir = DirectoryOf(path);
+  const int rc = stat(dir.c_str(), &st);
+  if (rc != 0 || !S_ISDIR(st.st_mode)) {
+    *err = path + ": directory " + dir + ": " + ErrnoText(rc != 0 ? errno : ENOTDIR);
+    return false;
+  }
+  // A new file under a name nobody could guess (mkostemp: O_CREAT|O_EXCL),
+  // never one a planted symlink points at.
+  std::string probe = dir + "/.cpuhp-stress-probe.XXXXXX";
+  const int fd = mkostemp(probe.data(), O_CLOEXEC);
+  if (fd < 0) {
+    *err = path + ": cannot write in " + dir + ": " + ErrnoText(errno);
+    return false;
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return true;
 }
 
 std::string FormatUtc(int64_t realtime_ns) {

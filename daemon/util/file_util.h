@@ -14,6 +14,11 @@ namespace cpuhp {
 // device").
 bool WriteFileAtomic(const std::string& path, const std::string& content, std::string* err);
 
+// An output file can be written at `path`: not a directory, its directory
+// exists and takes a new file (probed). Checked before any work so that a
+// bad path is bad input (exit 2); *err names the path and the cause.
+bool CheckOutputPath(const std::string& path, std::string* err);
+
 // RFC 3339 UTC with milliseconds for a CLOCK_REALTIME time.
 std::string FormatUtc(int64_t realtime_ns);
 

@@ -2,6 +2,7 @@
 #include "util/json_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -94,7 +95,17 @@ class DomBuilder : public nlohmann::json_sax<json> {
   bool string(string_t& s) override { return Add(std::move(s)); }
   bool binary(binary_t&) override { return false; }  // the JSON lexer never produces one
   bool start_object(std::size_t) override { return Open(json::object()); }
-  bool key(string_t& k) override { return (slot_ = &(*stack_.back())[k]) != nullptr; }
+  bool key(string_t& k) override {
+    // The last of two equal keys used to win silently: a config with
+    // "iterations" twice is almost always a mistake, so is a report with two
+    // "totals". Refused, naming the key's path.
+    if (stack_.back()->contains(k)) {
+      duplicate_key = Pointer() + "/" + Escape(k);
+      return false;
+    }
+    keys_.back() = k;
+    return (slot_ = &(*stack_.back())[k]) != nullptr;
+  }
   bool end_object() override { return Close(); }
   bool start_array(std::size_t) override { return Open(json::array()); }
   bool end_array() override { return Close(); }
@@ -114,6 +125,7 @@ class DomBuilder : public nlohmann::json_sax<json> {
 
   size_t error_offset = 0;
   std::string error_reason;
+  std::string duplicate_key;  // its JSON pointer, when that stopped the parse
 
  private:
   json* Place(json v) {
@@ -134,32 +146,59 @@ class DomBuilder : public nlohmann::json_sax<json> {
   }
   bool Open(json v) {
     stack_.push_back(Place(std::move(v)));
+    keys_.emplace_back();
     return true;
   }
   bool Close() {
     stack_.pop_back();
+    keys_.pop_back();
     return true;
+  }
+  // RFC 6901: "~" and "/" in a key.
+  static std::string Escape(const std::string& k) {
+    std::string out;
+    for (char c : k)
+      out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+    return out;
+  }
+  // The JSON pointer of the innermost open container.
+  std::string Pointer() const {
+    std::string p;
+    for (size_t i = 0; i + 1 < stack_.size(); ++i)
+      p += "/" + (stack_[i]->is_array() ? std::to_string(stack_[i]->size() - 1) : Escape(keys_[i]));
+    return p;
   }
 
   json* root_;
-  std::vector<json*> stack_;  // open containers; only the top one grows
-  json* slot_ = nullptr;      // the value of the last key read
+  std::vector<json*> stack_;       // open containers; only the top one grows
+  json* slot_ = nullptr;           // the value of the last key read
+  std::vector<std::string> keys_;  // per open container: its last key read
 };
 
 }  // namespace
 
 bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text, std::string* err,
-                   int* err_no) {
+                   int* err_no, FileKind kind) {
   auto fail = [&](int e, std::string why) {
     if (err_no)
       *err_no = e;
     *err = path + ": " + why;
     return false;
   };
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO nobody writes would block forever.
+  int fd =
+      open(path.c_str(), O_RDONLY | O_CLOEXEC | (kind == FileKind::kRegularOnly ? O_NONBLOCK : 0));
   if (fd < 0) {
     const int e = errno;
     return fail(e, std::string("cannot read: ") + std::strerror(e));
+  }
+  if (kind == FileKind::kRegularOnly) {
+    struct stat st {};
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      close(fd);
+      return fail(EINVAL, "not a regular file");
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   }
   char buf[65536];
   for (;;) {
@@ -196,11 +235,27 @@ bool ParseJsonText(const std::string& text, const std::string& path, json* doc, 
   DomBuilder builder(doc);
   if (!json::sax_parse(text, &builder, json::input_format_t::json, /*strict=*/true,
                        /*ignore_comments=*/false)) {
-    *err = path + ": invalid JSON at " + Where(text, builder.error_offset) + ": " +
-           builder.error_reason;
+    if (!builder.duplicate_key.empty())
+      *err = path + ": " + builder.duplicate_key + ": duplicate key (each key once)";
+    else
+      *err = path + ": invalid JSON at " + Where(text, builder.error_offset) + ": " +
+             builder.error_reason;
     return false;
   }
   return true;
+}
+
+std::string DumpJson(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+bool IsUtf8(const std::string& s) {
+  try {
+    (void)json(s).dump();
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
 }
 
 bool LoadJsonFile(const std::string& path, size_t max_bytes, json* doc, std::string* err) {

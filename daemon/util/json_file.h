@@ -15,13 +15,24 @@ namespace cpuhp {
 // Reads at most max_bytes (more is an error naming the path). Works on pipes.
 // *err is "<path>: cannot read: <strerror>" or "<path>: too large (...)";
 // *err_no (if not null) the errno, EFBIG when too large.
+// kRegularOnly: a FIFO, device or directory is refused ("<path>: not a
+// regular file", EINVAL) without blocking: reports, checkpoints, state.
+enum class FileKind { kAny, kRegularOnly };
 bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text, std::string* err,
-                   int* err_no = nullptr);
+                   int* err_no = nullptr, FileKind kind = FileKind::kAny);
 
 // Parses `text`; `source` names it in errors. Nesting deeper than 64 levels is
 // refused before the parser sees it.
 bool ParseJsonText(const std::string& text, const std::string& source, nlohmann::json* doc,
                    std::string* err);
+
+// j.dump(indent) that never throws on invalid UTF-8 (a hostname, the kernel
+// command line, a path given to us): bad bytes become U+FFFD, and one string
+// cannot cost a day's report.
+std::string DumpJson(const nlohmann::json& j, int indent = -1);
+
+// Whether `s` is valid UTF-8 (what DumpJson keeps unchanged).
+bool IsUtf8(const std::string& s);
 
 // ReadSmallFile + ParseJsonText.
 bool LoadJsonFile(const std::string& path, size_t max_bytes, nlohmann::json* doc, std::string* err);

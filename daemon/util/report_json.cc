@@ -116,10 +116,46 @@ std::string XmlEscape(const std::string& s) {
         out += "&#39;";
         break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t')
+        if ((static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
           out += ' ';
         else
           out += c;
+    }
+  }
+  return out;
+}
+
+std::string TermSafe(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f)
+      out += Fmt("\\x%02x", u);
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string MarkdownCell(const std::string& s) {
+  std::string out;
+  for (char c : TermSafe(s)) {
+    switch (c) {
+      case '|':
+        out += "\\|";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

@@ -49,8 +49,17 @@ inline double Us(double ns) {
 }
 
 // Text for XML and HTML bodies and attribute values: & < > " ' escaped,
-// control characters other than \n and \t (invalid in XML 1.0) as spaces.
+// control characters other than \n and \t (invalid in XML 1.0) and DEL
+// (a parse error in HTML) as spaces.
 std::string XmlEscape(const std::string& s);
+
+// Kernel log text reaches the text and Markdown outputs: every control byte
+// (ESC, DEL, ...; \n and \t too) as a visible \xNN, so nothing in a message
+// acts on the terminal that shows it.
+std::string TermSafe(const std::string& s);
+// One Markdown table cell: TermSafe, then | (which would end the cell), and
+// < > & (raw HTML to a renderer: "<TASK>") escaped.
+std::string MarkdownCell(const std::string& s);
 inline std::string HtmlEscape(const std::string& s) {
   return XmlEscape(s);
 }

@@ -53,7 +53,14 @@ class Rng {
   double Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
 
   const std::array<uint64_t, 4>& state() const { return s_; }
-  void set_state(const std::array<uint64_t, 4>& s) { s_ = s; }
+  // xoshiro's one forbidden state is all zero: Next() would return 0 forever
+  // and Below() never leave its loop. A checkpoint cannot give us that one.
+  bool set_state(const std::array<uint64_t, 4>& s) {
+    if ((s[0] | s[1] | s[2] | s[3]) == 0)
+      return false;
+    s_ = s;
+    return true;
+  }
 
  private:
   static uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

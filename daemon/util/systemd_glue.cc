@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <spdlog/sinks/base_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 
 namespace cpuhp {
 namespace {
@@ -76,6 +77,13 @@ std::vector<std::string> JournalFieldsForTest(const LogFields& f) {
   if (f.iteration >= 0)
     out.push_back("ITERATION=" + std::to_string(f.iteration));
   return out;
+}
+
+std::shared_ptr<spdlog::logger> NewStderrLogger(const std::string& name) {
+  auto logger = std::make_shared<spdlog::logger>(
+      name, std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+  logger->set_pattern("%n: %^%l%$: %v");
+  return logger;
 }
 
 std::shared_ptr<spdlog::logger> NewJournalLogger(const std::string& name) {

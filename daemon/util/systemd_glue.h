@@ -37,6 +37,11 @@ class ScopedLogFields {
 };
 const LogFields& CurrentLogFields();
 
+// The logger outside systemd: stderr, colour on a terminal, "name: level: msg".
+// Thread-safe: the stuck-operation watchdog and the disturbance probes log
+// while the main thread does.
+std::shared_ptr<spdlog::logger> NewStderrLogger(const std::string& name);
+
 // A logger writing to the journal with sd_journal_send: MESSAGE, PRIORITY,
 // SYSLOG_IDENTIFIER and the current LogFields.
 std::shared_ptr<spdlog::logger> NewJournalLogger(const std::string& name);

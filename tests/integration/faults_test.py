@@ -214,7 +214,9 @@ class FaultsTest(unittest.TestCase):
         # What a run killed between arming and clearing leaves behind.
         os.makedirs(self.state)
         with open(os.path.join(self.state, "state.json"), "w") as f:
-            json.dump({"pid": 1, "boot_id": "", "started_at": "", "sysfs_root": SYS,
+            with open("/proc/sys/kernel/random/boot_id") as b:
+                boot_id = b.read().strip()  # a mask from another boot is not applied
+            json.dump({"pid": 1, "boot_id": boot_id, "started_at": "", "sysfs_root": SYS,
                        "online_at_start": self.start_online, "controlled": str(CPU),
                        "fail_may_be_armed": True}, f)
         active = next(n for n, name in state_table().items() if name == "sched:active")

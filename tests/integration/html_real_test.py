@@ -113,7 +113,7 @@ def main():
     v = subprocess.run(["/usr/bin/python3", f"{src}/tests/validate_report.py",
                         f"{src}/daemon/report/schema/report.schema.json", report],
                        capture_output=True, text=True)
-    check(v.returncode in (0, 77), f"report valid against the schema {v.stdout}{v.stderr}")
+    check(v.returncode == 0, f"report valid against the schema (exit {v.returncode}) {v.stdout}{v.stderr}")
     with open(report) as f:
         r = json.load(f)
     if os.environ.get("CPUHP_WRITE_FIXTURE"):
@@ -150,7 +150,8 @@ def main():
             shutil.rmtree(profile, ignore_errors=True)
         check("<svg" in dom, "Chromium built the page's DOM")
     else:
-        print("     chromium not installed: DOM checks on the file, no screenshot")
+        # A dropped case is a skip (tests/expected-skips, tests/ctest_summary.py).
+        print("SKIP-CASE chromium: chromium not installed: DOM checks on the file, no screenshot")
         with open(page) as f:
             dom = f.read()
     d = Dom()

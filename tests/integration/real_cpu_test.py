@@ -147,7 +147,7 @@ class RealCpuTest(lib.RealCpuCase):
             (["run", "--min-online", "0"], "/min_online"),
             (["run", "--config", "/nonexistent.json"], "/nonexistent.json: cannot read"),
             (["run", "--report", "/nonexistent/dir/r.json"], "/nonexistent/dir/r.json"),
-            (["run", "--sysfs-root", "/nonexistent"], "/nonexistent/present"),
+            (["run", "--sysfs-root", "/nonexistent"], "/nonexistent: cannot open CPU sysfs directory"),
             (["run", "--iterations", "-5"], "iterations"),
             (["frobnicate"], "frobnicate"),
         ]

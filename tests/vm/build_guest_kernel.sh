@@ -4,6 +4,7 @@
 # prints the path of its bzImage:
 #
 #   tests/vm/build_guest_kernel.sh [CACHE_DIR]      (default /var/cache/cpuhp-stress)
+#   tests/vm/build_guest_kernel.sh --fetch [CACHE_DIR]   only download linux-source
 #
 # Debian's kernels have no CONFIG_CPU_HOTPLUG_STATE_CONTROL, so no
 # cpuN/hotplug/fail: fault injection cannot be proven in a guest booted from
@@ -16,10 +17,12 @@
 # kept in CACHE_DIR/guest-kernel-VERSION-HASH (HASH: this script and the
 # config fragment), so later runs reuse it. Every option of the fragment is
 # checked in the final .config: an option Kconfig dropped fails the build.
-# Exit 0 (path on stdout), 1 build failed, 77 cannot build here (no apt
-# source, no flex/bison/libelf).
+# Exit 0 (path on stdout), 1 build or download failed, 77 cannot build here
+# (no apt source, no flex/bison/libelf).
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
+fetch_only=
+[ "${1:-}" = --fetch ] && { fetch_only=1; shift; }
 cache=${1:-/var/cache/cpuhp-stress}
 fragment=$here/real_guest.config
 log() { echo "build_guest_kernel: $*" >&2; }
@@ -32,6 +35,17 @@ key=$(cat "$0" "$fragment" | sha256sum | cut -c1-16)
 out=$cache/guest-kernel-$version-$key
 if [ -f "$out/bzImage" ]; then echo "$out/bzImage"; exit 0; fi
 mkdir -p "$cache"
+# The source package, kept in the cache (tools/setup.sh's fetch step
+# downloads it before the tests; a failed download fails, never skips).
+deb=$cache/linux-source-6.12_$version.deb
+if [ ! -s "$deb" ]; then
+  dl=$(mktemp -d "$cache/.linux-source.XXXXXX")
+  (cd "$dl" && apt-get download -q "linux-source-6.12=$version") >"$dl/download.log" 2>&1 ||
+    { cat "$dl/download.log" >&2; rm -rf "$dl"; log "apt-get download linux-source-6.12=$version failed"; exit 1; }
+  mv "$dl"/linux-source-6.12_*.deb "$deb"
+  rm -rf "$dl"
+fi
+[ -z "$fetch_only" ] || exit 0
 exec 9>"$cache/guest-kernel.lock"
 flock 9  # one build per machine; a second caller waits and reuses it
 if [ -f "$out/bzImage" ]; then echo "$out/bzImage"; exit 0; fi
@@ -39,9 +53,7 @@ tmp=$(mktemp -d /var/tmp/cpuhp-guest-kernel.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 log "building linux-source-6.12 $version into $out (once per machine)"
 start=$(date +%s)
-(cd "$tmp" && apt-get download -q "linux-source-6.12=$version") >"$tmp/download.log" 2>&1 ||
-  { cat "$tmp/download.log" >&2; skip "apt-get download linux-source-6.12 failed"; }
-dpkg-deb --fsys-tarfile "$tmp"/linux-source-6.12_*.deb |
+dpkg-deb --fsys-tarfile "$deb" |
   tar -x -C "$tmp" --wildcards '*/linux-source-6.12.tar.xz'
 tar -xJf "$tmp"/usr/src/linux-source-6.12.tar.xz -C "$tmp"
 srcdir=$tmp/linux-source-6.12

@@ -118,9 +118,13 @@ check(dropped > 0 and 0 < missing <= dropped and missing == gp.get("max_seq", 0)
       f"ring_records=16: dropped records leave sequence gaps ({gp})")
 tg = review("targets")
 counts = tg.get("counts", [])
+# With nohz_full= only the housekeeping CPUs are ever targets (cpu0 in the
+# 16-vCPU guest): then nothing lands in the shared counters, rightly.
+nohz_full = re.search(r"Command line:.*\bnohz_full=\S+", dmesg) is not None
 check(counts and tg.get("before", 0) - smp <= tg.get("sum", -1) <= tg.get("after", -1)
-      and (smp <= 2 or sum(counts[2:]) > 0),
-      f"targets_pcpu_max=2: every hit counted once, cpu2+ in the shared counters ({tg})")
+      and (smp <= 2 or nohz_full or sum(counts[2:]) > 0),
+      f"targets_pcpu_max=2: every hit counted once, cpu2+ in the shared counters"
+      f"{' (nohz_full: housekeeping targets only)' if nohz_full else ''} ({tg})")
 ksyms = {}
 for line in files.get("kallsyms.txt", b"").decode(errors="replace").splitlines():
     parts = line.split()

@@ -20,7 +20,8 @@
 # a second run rebuilds only what changed; only the cpuhp-stress target
 # is built (no tests, no benches, no debug info).
 # Exit 0 staged, 77 cannot run here (no cross g++, no multiarch index),
-# anything else: the build failed.
+# anything else: the build or the download failed. CPUHP_VM_FETCH_ONLY=1:
+# only fetch the sysroot (tests/vm/fetch).
 set -euo pipefail
 arch=$1 src=$2 work=$3 root=$4
 log() { echo "cross_daemon[$arch]: $*" >&2; }
@@ -59,7 +60,7 @@ if [ ! -f "$sysroot/.done" ]; then
   log "fetching ${#versions[@]} packages into $sysroot"
   mkdir -p "$tmp/debs"
   (cd "$tmp/debs" && apt-get download -q "${versions[@]}") >"$tmp/download.log" 2>&1 ||
-    { cat "$tmp/download.log" >&2; rm -rf "$tmp"; log "SKIP: apt-get download failed"; exit 77; }
+    { cat "$tmp/download.log" >&2; rm -rf "$tmp"; log "apt-get download failed"; exit 1; }
   for d in "$tmp"/debs/*.deb; do dpkg-deb -x "$d" "$tmp/root"; done
   printf '%s\n' "${versions[@]}" >"$tmp/root/.packages"
   touch "$tmp/root/.done"
@@ -67,6 +68,7 @@ if [ ! -f "$sysroot/.done" ]; then
   mv "$tmp/root" "$sysroot" 2>/dev/null || [ -f "$sysroot/.done" ]  # another run won the race
   rm -rf "$tmp"
 fi
+[ -z "${CPUHP_VM_FETCH_ONLY:-}" ] || exit 0
 
 # --- the daemon ---------------------------------------------------------------
 bld=$work/daemon-build

@@ -5,7 +5,8 @@
 real_check.py CONSOLE_LOG WORK_DIR TESTS QEMU_RC
 TESTS is the comma list the guest ran. Every test must have exited 0 (a
 skip, 77, is a failure here: the guest kernel has everything they need),
-every CPU must be online and no hotplug/fail armed after each one, and the
+no case inside a test may be skipped either (unittest's "skipped", a
+SKIP-CASE line), every CPU must be online and no hotplug/fail armed after each one, and the
 guest's kernel log must hold no WARNING, BUG, Oops or lockup. Prints one line
 per check, each test's summary line and time. Exit 0 if all held, else 1.
 
@@ -53,6 +54,11 @@ for t in tests.split(","):
         for line in block.group(1).splitlines():
             if re.match(r"(sweep:|\d+ kills|\d+ kills of|\d+ passed|Ran \d+|OK|FAILED|SKIPPED)", line):
                 print(f"    {t}: {line}")
+        # A case skipped inside the guest is a failure too: its kernel has
+        # everything the tests need (tests/ctest_summary.py finds the same lines).
+        skipped = re.findall(r"^(?:.*\.\.\. skipped '.*'|SKIP-CASE .*)$", block.group(1), re.M)
+        check(not skipped and not re.search(r"\bskipped=\d", block.group(1)),
+              f"{t}: no case skipped in the guest ({skipped[:3]})")
     after = re.search(rf"==CPUHP== after {re.escape(t)}: online (\S+) fail (.*)", text)
     check(after is not None and after.group(1) == all_online,
           f"after {t}: online {after.group(1) if after else None} (want {all_online})")

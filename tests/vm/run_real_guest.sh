@@ -28,6 +28,7 @@ log() { echo "run_real_guest: $*" >&2; }
 # shellcheck source=tests/vm/host_lib.sh
 . "$src/tests/vm/host_lib.sh"
 skip() { log "SKIP: $*"; exit 77; }
+[ "$(uname -m)" = x86_64 ] || skip "the host is $(uname -m), not x86_64: the guest kernel is built with the host's gcc for x86-64"
 [ "$(id -u)" = 0 ] || skip "needs root (CPU hotplug in the guest is run as root in CI)"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (tools/setup.sh installs qemu-system-x86)"
 [ -x /bin/busybox ] || skip "busybox-static not installed"
@@ -38,7 +39,7 @@ pyver=$(basename "$py")
 rc=0
 kernel=${CPUHP_VM_KERNEL:-}
 if [ -z "$kernel" ]; then
-  kernel=$(bash "$src/tests/vm/build_guest_kernel.sh") || rc=$?
+  kernel=$(bash "$src/tests/vm/build_guest_kernel.sh" "${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}") || rc=$?
   [ $rc = 77 ] && skip "cannot build the guest kernel (see above)"
   [ $rc = 0 ] || { log "building the guest kernel failed"; exit 1; }
 fi

@@ -17,7 +17,11 @@
 # sequence and the host the same asserts as on amd64.
 # The JSON comes back base64 between marker lines on the serial console;
 # tests/vm/check_vm_results.py asserts on it.
-# Exit 0 pass, 1 fail, 77 skip (not root, no network/apt, no qemu).
+# Exit 0 pass, 1 fail (a failed download too), 77 skip (not root, no qemu,
+# not an x86-64 host).
+# CPUHP_VM_FETCH_ONLY=1: only download what the test needs (kernel, headers,
+# busybox, the cross daemon's sysroot) into CPUHP_VM_CACHE and exit 0
+# (tests/vm/fetch, the fetch step of tools/setup.sh test).
 set -euo pipefail
 arch=${1:?usage: run_vm_test.sh ARCH BUILD_DIR [SRC_DIR]}
 build=$(realpath "${2:?usage: run_vm_test.sh ARCH BUILD_DIR [SRC_DIR]}")
@@ -32,7 +36,10 @@ tcg_thread=${CPUHP_VM_TCG_THREAD:-multi}    # single: one host thread for all vC
 # (fixture capture, tests/vm/capture_trace_fixture.sh)
 mode=${CPUHP_VM_MODE:-kmod}
 work=$build/vm-$arch${CPUHP_VM_TAG:+-$CPUHP_VM_TAG}
-cache=$build/vm-cache
+# Kernel packages: per machine, shared by every build tree (tests/vm/fetch
+# fills it before the tests).
+cache=${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}
+fetch_only=${CPUHP_VM_FETCH_ONLY:-}
 mkdir -p "$work" "$cache"
 log() { echo "run_vm_test[$arch]: $*" >&2; }
 skip() { log "SKIP: $*"; exit 77; }
@@ -60,12 +67,14 @@ ppc64el)
 *) log "unsupported arch $arch"; exit 2 ;;
 esac
 [ "$mode" = kmod ] || daemon=0
+[ "$(uname -m)" = x86_64 ] || skip "the host is $(uname -m), not x86_64: the guest's module and tools are built with the host's gcc for x86-64"
 command -v "$cc" >/dev/null || skip "$cc not installed"
 [ "$(id -u)" = 0 ] || skip "needs root (apt-get download into the cache is fine, but the guest test is run as root in CI)"
 command -v "$qemu" >/dev/null || skip "$qemu not installed (tools/setup.sh installs qemu-system-x86)"
 if [ "$arch" = amd64 ]; then
   [ -x /bin/busybox ] || skip "busybox-static not installed"
-  [ "$daemon" = 0 ] || [ -x "$build/cpuhp-stress" ] || { log "no daemon at $build/cpuhp-stress"; exit 2; }
+  [ "$daemon" = 0 ] || [ -n "$fetch_only" ] || [ -x "$build/cpuhp-stress" ] ||
+    { log "no daemon at $build/cpuhp-stress"; exit 2; }
 fi
 # (a here-string, not a pipe: under pipefail grep -q's early exit can SIGPIPE
 # dpkg, which writes one line at a time; 2 of 50 checks skipped arm64 so)
@@ -82,27 +91,38 @@ kver=$(apt-cache policy "$abi_pkg:$arch" | sed -n 's/^ *Candidate: //p')
 kbuild_pkg=$(apt-cache depends "linux-headers-$abi-$flavour:$arch" |
   sed -n 's/^ *Depends: \(linux-kbuild-[0-9.]*\)\(:[a-z0-9]*\)\{0,1\}$/\1/p' | awk 'NR == 1')
 log "kernel $abi-$flavour ($kver), $kbuild_pkg"
-kroot=$cache/$abi-$flavour
+kroot=$cache/vm-kernel-$abi-$flavour-$kver
 if [ ! -f "$kroot/.done" ]; then
-  rm -rf "$kroot" && mkdir -p "$kroot/debs"
+  # Built aside, then renamed: other trees and machines' jobs share the cache.
+  tmp=$(mktemp -d "$cache/.vm-kernel-$flavour.XXXXXX")
+  mkdir -p "$tmp/debs"
   # kbuild is the host's (amd64) build of the same version: its modpost
   # and fixdep run here and handle every target.
-  (cd "$kroot/debs" && apt-get download -q "$abi_pkg:$arch=$kver" \
+  (cd "$tmp/debs" && apt-get download -q "$abi_pkg:$arch=$kver" \
     "linux-headers-$abi-$flavour:$arch=$kver" "linux-headers-$abi-common=$kver" \
     "$kbuild_pkg:$(dpkg --print-architecture)=$kver" "busybox-static:$arch") \
-    >"$kroot/download.log" 2>&1 ||
-    { cat "$kroot/download.log" >&2; skip "apt-get download failed"; }
-  for d in "$kroot"/debs/*.deb; do dpkg-deb -x "$d" "$kroot/root"; done
-  touch "$kroot/.done"
+    >"$tmp/download.log" 2>&1 ||
+    { cat "$tmp/download.log" >&2; rm -rf "$tmp"; log "apt-get download failed"; exit 1; }
+  for d in "$tmp"/debs/*.deb; do dpkg-deb -x "$d" "$tmp/root"; done
+  rm -rf "$tmp/debs"
+  # The arch headers name the common tree and kbuild by absolute paths: point
+  # them into the cache (where the tree is renamed to below), so the tree is
+  # a KDIR for `make -C KDIR M=... modules` as it is (lava_module_step too).
+  common=$kroot/root/usr/src/linux-headers-$abi-common
+  sed -i "s|[^ ]*/usr/src/linux-headers-$abi-common/|$common/|g" \
+    "$tmp/root/usr/src/linux-headers-$abi-$flavour/Makefile"
+  for l in scripts tools; do
+    [ -L "$tmp/root/usr/src/linux-headers-$abi-$flavour/$l" ] &&
+      ln -sfn "$kroot/root/usr/lib/$kbuild_pkg/$l" "$tmp/root/usr/src/linux-headers-$abi-$flavour/$l"
+  done
+  touch "$tmp/.done"
+  mv -T "$tmp" "$kroot" 2>/dev/null || { rm -rf "$tmp"; [ -f "$kroot/.done" ]; }  # another job won the race
+fi
+if [ -n "$fetch_only" ]; then
+  [ "$arch" = amd64 ] || CPUHP_VM_FETCH_ONLY=1 bash "$src/tests/vm/cross_daemon.sh" "$arch" "$src" "$work" "$work"
+  exit 0
 fi
 hdrs=$kroot/root/usr/src/linux-headers-$abi-$flavour
-common=$kroot/root/usr/src/linux-headers-$abi-common
-# The arch headers name the common tree and kbuild by absolute paths.
-sed -i "s|[^ ]*/usr/src/linux-headers-$abi-common/|$common/|g" "$hdrs/Makefile"  # idempotent
-kbuild_dir=$kbuild_pkg
-for l in scripts tools; do
-  [ -L "$hdrs/$l" ] && ln -sfn "$kroot/root/usr/lib/$kbuild_dir/$l" "$hdrs/$l"
-done
 kernel=$kroot/root/boot/$kimage-$abi-$flavour
 
 # --- module, reader, daemon -------------------------------------------------

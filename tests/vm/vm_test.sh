@@ -10,8 +10,11 @@
 # The root file system tarball is cached in /var/cache/cpuhp-stress (first run: a few
 # minutes of debootstrap; then about a minute per run).
 # usage: vm_test.sh SOURCE_DIR BUILD_DIR     exit 77: cannot run here
+# CPUHP_VM_FETCH_ONLY=1: only debootstrap the root file system into the
+# cache (tests/vm/fetch) and exit 0.
 set -euo pipefail
 src=$1 build=$2
+[ "$(uname -m)" = x86_64 ] || { echo "vm test: SKIP: the host is $(uname -m), not x86_64 (the guest boots the host's amd64 kernel)"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "vm test: needs root (debootstrap)"; exit 77; }
 for t in qemu-system-x86_64 cpio; do
   command -v $t >/dev/null || { echo "vm test: $t missing"; exit 77; }
@@ -33,6 +36,7 @@ if [ ! -s "$rootfs_tar" ]; then
   echo "vm test: debootstrap (cached in $rootfs_tar)"
   "$src/tests/vm/build_rootfs.sh" "$rootfs_tar"
 fi
+[ -z "${CPUHP_VM_FETCH_ONLY:-}" ] || exit 0
 root=$(mktemp -d /var/tmp/cpuhp-vmroot.XXXXXX)
 trap 'rm -rf "$root"' EXIT
 tar -C "$root" -xf "$rootfs_tar"

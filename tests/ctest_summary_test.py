@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: GPL-2.0
+"""tests/ctest_summary.py against real ctest runs: a tiny CMake project per
+case (tests that pass, fail, exit 77, print unittest skips or SKIP-CASE
+lines), ctest --output-junit, then the summary's exit code and last line.
+
+    ctest_summary_test.py SOURCE_DIR
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+SRC = None
+
+
+def summary_module():
+    sys.path.insert(0, os.path.join(SRC, "tests"))
+    import ctest_summary
+    return ctest_summary
+
+
+class SummaryTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="cpuhp-summary.")
+        self.dir = self.tmp.name
+        cond = summary_module().conditions()
+        self.true_cond = next(c for c, v in cond.items() if v)
+        self.false_cond = next(c for c, v in cond.items() if not v)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_suite(self, tests, expected_lines=()):
+        """tests: {name: (shell script, exit code)}; returns (exit, stdout)."""
+        proj = os.path.join(self.dir, "proj")
+        os.makedirs(proj, exist_ok=True)
+        cm = ["cmake_minimum_required(VERSION 3.22)", "project(t NONE)", "enable_testing()"]
+        for name, (script, rc) in tests.items():
+            path = os.path.join(proj, f"{name}.sh")
+            with open(path, "w") as f:
+                f.write(textwrap.dedent(script) + f"\nexit {rc}\n")
+            cm.append(f"add_test(NAME {name} COMMAND sh {path})")
+            cm.append(f"set_tests_properties({name} PROPERTIES SKIP_RETURN_CODE 77)")
+        with open(os.path.join(proj, "CMakeLists.txt"), "w") as f:
+            f.write("\n".join(cm) + "\n")
+        b = os.path.join(self.dir, "b")
+        subprocess.run(["cmake", "-S", proj, "-B", b], check=True, capture_output=True)
+        junit = os.path.join(self.dir, "j.xml")
+        subprocess.run(["ctest", "--test-dir", b, "--output-junit", junit, "-Q"],
+                       capture_output=True)
+        exp = os.path.join(self.dir, "expected-skips")
+        with open(exp, "w") as f:
+            f.write("# comment\n\n" + "\n".join(expected_lines) + "\n")
+        p = subprocess.run([sys.executable, os.path.join(SRC, "tests", "ctest_summary.py"), exp,
+                            f"b={junit}"], capture_output=True, text=True)
+        return p.returncode, p.stdout, p.stderr
+
+    def last(self, out):
+        return out.strip().splitlines()[-1]
+
+    def test_all_pass(self):
+        rc, out, _ = self.run_suite({"a": ("echo ok", 0), "b": ("echo ok", 0)})
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(self.last(out), "2 passed, 0 failed, 0 skipped")
+        self.assertIn("tests run: 2", out)
+
+    def test_failure_fails(self):
+        rc, out, _ = self.run_suite({"a": ("echo ok", 0), "b": ("echo bad", 1)})
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(self.last(out), "1 passed, 1 failed, 0 skipped")
+        self.assertIn("b/b", out)
+
+    def test_unlisted_exit_77_fails_with_its_reason(self):
+        rc, out, _ = self.run_suite({"a": ("echo ok", 0),
+                                     "vmx": ("echo 'SKIP: qemu missing'", 77)})
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(self.last(out), "1 passed, 1 failed, 0 skipped")
+        self.assertIn("b/vmx: qemu missing", out)
+
+    def test_listed_skip_passes_only_when_its_condition_holds(self):
+        tests = {"a": ("echo ok", 0), "vmx": ("echo 'SKIPPED: no cpu1'", 77)}
+        rc, out, _ = self.run_suite(tests, [f"vm*  {self.true_cond}  the reason"])
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(self.last(out), "1 passed, 0 failed, 1 skipped")
+        self.assertIn("b/vmx: no cpu1 -- expected: the reason", out)
+        rc, out, _ = self.run_suite(tests, [f"vm*  {self.false_cond}  the reason"])
+        self.assertEqual(rc, 1, out)
+        rc, out, _ = self.run_suite(tests, [f"vm*  {self.false_cond}|{self.true_cond}  r"])
+        self.assertEqual(rc, 0, out)
+
+    def test_unittest_skip_inside_a_passing_test(self):
+        script = """\
+            echo "test_one (m.C.test_one) ... ok"
+            echo "test_two (m.C.test_two) ... skipped 'chromium not installed'"
+            echo "Ran 2 tests"; echo "OK (skipped=1)"
+            """
+        rc, out, _ = self.run_suite({"verdicts": (script, 0)})
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(self.last(out), "0 passed, 1 failed, 0 skipped")
+        self.assertIn("b/verdicts:test_two: chromium not installed", out)
+        rc, out, _ = self.run_suite({"verdicts": (script, 0)},
+                                    [f"verdicts:test_two  {self.true_cond}  why"])
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(self.last(out), "1 passed, 0 failed, 1 skipped")
+
+    def test_unittest_skip_with_a_docstring_line(self):
+        script = """\
+            echo "test_two (m.C.test_two)"
+            echo "The docstring's first line. ... skipped 'no tracepoints'"
+            echo "OK (skipped=1)"
+            """
+        rc, out, _ = self.run_suite({"tp": (script, 0)}, [f"tp:test_two  {self.true_cond}  y"])
+        self.assertEqual(rc, 0, out)
+
+    def test_unnamed_unittest_skip_counts(self):
+        rc, out, _ = self.run_suite({"quiet": ("echo 's.'; echo 'OK (skipped=1)'", 0)})
+        self.assertEqual(rc, 1, out)
+        self.assertIn("quiet:unnamed", out)
+
+    def test_skip_case_line(self):
+        script = "echo 'SKIP-CASE read-only-tmpfs: cannot mount a tmpfs'; echo '3 passed'"
+        rc, out, _ = self.run_suite({"hostile": (script, 0)})
+        self.assertEqual(rc, 1, out)
+        self.assertIn("b/hostile:read-only-tmpfs: cannot mount a tmpfs", out)
+        rc, out, _ = self.run_suite({"hostile": (script, 0)},
+                                    [f"hostile:read-only-*  {self.true_cond}  z"])
+        self.assertEqual(rc, 0, out)
+
+    def test_no_tests_fails(self):
+        rc, out, _ = self.run_suite({})
+        self.assertEqual(rc, 1, out)
+        self.assertIn("no tests were found", out)
+
+    def test_unknown_condition_is_bad_input(self):
+        rc, out, err = self.run_suite({"a": ("echo ok", 0)}, ["a  sunny  r"])
+        self.assertEqual(rc, 2, out)
+        self.assertIn("unknown condition sunny", err)
+
+    def test_repository_list_parses(self):
+        # The shipped file: every line well-formed, every condition known.
+        m = summary_module()
+        rows = m.load_expected(os.path.join(SRC, "tests", "expected-skips"), m.conditions())
+        self.assertGreater(len(rows), 5)
+
+
+if __name__ == "__main__":
+    SRC = os.path.abspath(sys.argv[1])
+    sys.argv = sys.argv[:1]
+    unittest.main(verbosity=2)

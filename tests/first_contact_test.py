@@ -1,0 +1,304 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""First contact (issue 18): what a lab engineer types from the README and
+configs/README.md does what they mean, and what it prints can go into a
+mail. Every run uses the sim backend: no root, no real CPU touched.
+
+    first_contact_test.py BUILD_DIR SOURCE_DIR
+"""
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BIN = SRC = None
+
+
+def run(*args, cwd=None, timeout=120):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=timeout)
+
+
+class FirstContact(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="cpuhp-first.")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir)
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def config(self, name, doc):
+        p = self.path(name)
+        with open(p, "w") as f:
+            json.dump(doc, f)
+        return p
+
+    def sim(self, *args, report="r.json", sim_cpus=None):
+        extra = []
+        if sim_cpus:
+            extra = ["--config", self.config("sim.json", {"sim": {"cpus": sim_cpus}})]
+        return run("run", *extra, "--backend", "sim", "--progress", "never", "--seed", "1",
+                   "--report", self.path(report), *args)
+
+    def load(self, name="r.json"):
+        with open(self.path(name)) as f:
+            return json.load(f)
+
+    # ---- 1: no hidden default ends a duration, a sweep or a fault sweep ----
+
+    def test_01_duration_is_not_ended_by_the_default_iterations(self):
+        # The README's soak line, one second long.
+        p = self.sim("--pattern", "all", "--cpus", "1-7", "--duration", "1s")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = self.load()
+        self.assertEqual(r["run"]["stop_reason"], "duration")
+        self.assertGreater(r["totals"]["ops"], 1000)
+        self.assertEqual(r["config"]["iterations"], "auto")
+
+    def test_01_sweep_measures_every_level(self):
+        p = self.sim("--pattern", "sweep", sim_cpus=64)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = self.load()
+        self.assertEqual(r["run"]["stop_reason"], "schedule_complete")
+        sched = r["cpus"]["schedule"]
+        self.assertIn(32, sched["levels"])
+        self.assertIn(64, sched["levels"])
+        self.assertEqual(sched["levels_missing"], [])
+        self.assertEqual(sched["levels_complete"], sched["levels"])
+
+    def test_01_cut_sweep_names_the_missing_levels(self):
+        p = self.sim("--pattern", "sweep", "--iterations", "500", sim_cpus=64)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = self.load()
+        missing = r["cpus"]["schedule"]["levels_missing"]
+        self.assertIn(64, missing)
+        self.assertRegex(p.stdout, r"sweep INCOMPLETE: levels [0-9, ]*64 not measured "
+                                   r"\(stop reason: iterations\)")
+
+    def test_01_fault_sweep_is_not_ended_by_the_default_iterations(self):
+        p = self.sim("--pattern", "fault_sweep", sim_cpus=64)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = self.load()
+        self.assertEqual(r["run"]["stop_reason"], "schedule_complete")
+        self.assertGreater(r["totals"]["ops"], 1000)
+
+    # ---- 2: one metric spelling, unknown names refused ----
+
+    def sweep_config(self, cycles=100):
+        # A file, not --cycles: the same input the code before issue 18 took.
+        return self.config("sweep.json", {"pattern": "sweep", "iterations": 0,
+                                          "sweep": {"cycles_per_level": cycles}})
+
+    def two_reports(self):
+        for name, seed in (("a.json", "1"), ("b.json", "2")):
+            p = run("run", "--backend", "sim", "--progress", "never", "--seed", seed,
+                    "--config", self.sweep_config(), "--report", self.path(name))
+            self.assertEqual(p.returncode, 0, p.stderr)
+        return self.path("a.json"), self.path("b.json")
+
+    def test_02_threshold_spelling_is_the_json_spelling(self):
+        a, b = self.two_reports()
+        p = run("compare", a, b, "--format", "json", "-t", "offline.p50@online=2=50%")
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        res = json.loads(p.stdout)
+        names = {row["p50"]["name"] for row in res["rows"]}
+        self.assertIn("offline.p50@online=2", names)
+        m = [row["p50"] for row in res["rows"] if row["p50"]["name"] == "offline.p50@online=2"]
+        self.assertEqual(m[0]["threshold"], 0.5)
+
+    def test_02_unknown_metric_names_refused(self):
+        a, b = self.two_reports()
+        for t in ("bogus=5%", "offline.p77=5%", "offline.p50@online=999=5%"):
+            with self.subTest(t=t):
+                p = run("compare", a, b, "-t", t)
+                self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                self.assertIn(t.rsplit("=", 1)[0], p.stderr)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+
+    # ---- 3: output paths checked before the first operation, exit 2 ----
+
+    def test_03_report_path_that_is_a_directory(self):
+        os.mkdir(self.path("reports"))
+        p = run("run", "--backend", "sim", "--progress", "never", "-r",
+                self.path("reports") + "/")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("is a directory", p.stderr)
+        self.assertNotIn("ops", p.stdout)  # no operation ran
+        self.assertEqual(os.listdir(self.path("reports")), [])
+
+    def test_03_report_output_without_directory(self):
+        self.sim("--iterations", "10")
+        p = run("report", self.path("r.json"), "--format", "html", "-o",
+                self.path("nodir/x.html"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("nodir", p.stderr)
+
+    def test_03_oplog_in_missing_directory(self):
+        p = self.sim("--iterations", "10", "--oplog", self.path("no/ops.jsonl"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertFalse(os.path.exists(self.path("r.json")))
+
+    # ---- 4: sweep set-up writes stay out of the latency tables ----
+
+    def test_04_setup_writes_out_of_latency_tables(self):
+        p = self.sim("--config", self.sweep_config(), "--oplog", self.path("ops.jsonl"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = self.load()
+        levels = r["cpus"]["schedule"]["levels"]
+        off = {l["online_cpus"]: l for l in r["per_online_count"]["offline"]}
+        self.assertEqual(sorted(off), levels)
+        for level in levels:
+            self.assertEqual(off[level]["count"], 100, level)
+        on = {l["online_cpus"]: l["count"] for l in r["per_online_count"]["online"]}
+        self.assertEqual(sorted(on), [l - 1 for l in levels])
+        self.assertEqual(set(on.values()), {100})
+        setup = r["totals"]["setup_ops"]
+        self.assertGreater(setup, 0)
+        self.assertEqual(r["totals"]["ops"], setup + 200 * len(levels))
+        with open(self.path("ops.jsonl")) as f:
+            marked = sum(1 for line in f if json.loads(line).get("setup"))
+        self.assertEqual(marked, setup)
+        # The all row lies within the levels.
+        all_p99 = r["directions"]["offline"]["p99_ns"]
+        self.assertLessEqual(all_p99, max(l["p99_ns"] for l in off.values()))
+
+    # ---- 5: the docs are the binary's ----
+
+    def test_05_help_lists_every_pattern(self):
+        p = run("run", "--help")
+        for name in ("roundrobin", "all", "random", "sweep", "fault_sweep"):
+            self.assertIn(name, p.stdout)
+
+    def test_05_default_json_is_print_config(self):
+        p = run("run", "--print-config")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(SRC, "configs", "default.json")) as f:
+            shipped = json.load(f)
+        shipped.pop("comment")
+        self.assertEqual(json.loads(p.stdout), shipped)
+
+    # ---- 6: compare fits a mail ----
+
+    def test_06_compare_layout_within_80_columns(self):
+        a, b = self.two_reports()
+        p = run("compare", a, b)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        for line in p.stdout.splitlines():
+            self.assertLessEqual(len(line), 80, line)
+        release = os.uname().release
+        self.assertRegex(p.stdout, rf"baseline +{re.escape(release)}, \d+ ops, SIMULATED")
+        self.assertRegex(p.stdout, r"online CPUs +baseline +candidate +ratio \[95% CI\] +verdict")
+        # 100 cycles per level: the p99 cells have no interval, and say why.
+        self.assertRegex(p.stdout, r"\[1\] no interval: p99 needs 1000 operations per side")
+        md = run("compare", a, b, "--format", "markdown").stdout
+        self.assertIn("| online CPUs | ops | baseline | candidate | ratio [95 % CI] | verdict |",
+                      md)
+        self.assertRegex(md, r"\| 2 \| 100 / 100 \| ")
+        self.assertIn(f"`{release}` (SIMULATED)", md)
+
+    # ---- 7, 8: the summary quotes what the seeds quote, and a model says so ----
+
+    def test_07_summary_has_what_the_seeds_quote(self):
+        p = self.sim("--pattern", "random", "--iterations", "400",
+                     "--config", self.config("e.json", {"sim": {"error_rate": 0.05}}))
+        self.assertEqual(p.returncode, 1, p.stderr)  # failed writes
+        out = p.stdout
+        self.assertRegex(out, r"kernel .*, CPUs 1-7, pattern random, seed 1, backend sim")
+        self.assertRegex(out, r"online before +ops +mean +stddev +p50 +p99 +max")
+        self.assertIn("by online CPUs before the write", out)
+        self.assertRegex(out, r"per CPU \(ms\)\n +cpu +off ops +p50 +p99 +failed +on ops")
+        r = self.load()
+        failed = sum(c["offline_failed"] + c["online_failed"] for c in r["per_cpu"])
+        self.assertEqual(failed, r["totals"]["failed"])
+
+    def test_08_simulated_everywhere(self):
+        p = self.sim("--iterations", "1000")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("SIMULATED run", p.stdout)
+        r = self.load()
+        sim_s = r["run"]["simulated_elapsed_ns"] / 1e9
+        self.assertGreater(sim_s, 1.0)  # 1000 writes of modeled milliseconds
+        self.assertIn(f"in {sim_s:.3f} s simulated", p.stdout)
+        for fmt in ("text", "markdown", "junit", "kcidb", "lava", "html"):
+            with self.subTest(fmt=fmt):
+                out = run("report", self.path("r.json"), "--format", fmt).stdout
+                self.assertIn("SIMULATED", out)
+
+    # ---- 10: the flags people change most ----
+
+    def test_10_sweep_flags_and_print_config(self):
+        p = run("run", "--backend", "sim", "--pattern", "sweep", "--levels", "2,4",
+                "--cycles", "7", "--victim", "5", "--no-health", "--print-config")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        cfg = json.loads(p.stdout)
+        self.assertEqual(cfg["sweep"], {"levels": [2, 4], "cycles_per_level": 7, "victim": 5})
+        self.assertFalse(cfg["health"]["enabled"])
+
+    def test_10_dry_run_prints_the_schedule(self):
+        p = run("run", "--backend", "sim", "--pattern", "sweep", "--levels", "2,4",
+                "--cycles", "2", "--cpus", "1-7", "--dry-run", "100", "--report",
+                self.path("r.json"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("dry run (nothing is written)", p.stdout)
+        self.assertRegex(p.stdout, r"\n +0 +offline +6 +8  set-up\n")
+        self.assertIn("end of the run after", p.stdout)
+        self.assertFalse(os.path.exists(self.path("r.json")))
+
+    # ---- 11: CLI conventions ----
+
+    def test_11_errors_name_the_flag(self):
+        for args, needles in ((["--iterations", "-5"], ["--iterations", "got -5"]),
+                              (["--seed", "abc"], ["--seed", "\"abc\""]),
+                              (["--cycles", "0"], ["--cycles", "/sweep/cycles_per_level"])):
+            with self.subTest(args=args):
+                p = run("run", "--backend", "sim", *args)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                for n in needles:
+                    self.assertIn(n, p.stderr)
+
+    def test_11_one_output_flag_and_one_duration_syntax(self):
+        p = run("run", "--backend", "sim", "--progress", "never", "--iterations", "10", "-o",
+                self.path("o.json"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.exists(self.path("o.json")))
+        p = run("report", self.path("o.json"), "--limit", "offline.p99=3")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("missing unit", p.stderr)
+        p = run("report", self.path("o.json"), "--limit", "offline.p99=3s")
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    # ---- 15, 16: state directory and existing reports ----
+
+    def test_15_state_dir_created_with_parents_0700(self):
+        state = self.path("var/lib/cpuhp-stress")
+        p = self.sim("--iterations", "10", "--state-dir", state)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(stat.S_IMODE(os.stat(state).st_mode), 0o700)
+
+    def test_16_bare_run_does_not_overwrite_its_report(self):
+        base = ["run", "--backend", "sim", "--progress", "never", "--iterations", "10"]
+        self.assertEqual(run(*base, cwd=self.dir).returncode, 0)
+        def text():
+            with open(self.path("cpuhp-stress-report.json")) as f:
+                return f.read()
+        first = text()
+        p = run(*base, cwd=self.dir)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--force", p.stderr)
+        self.assertEqual(text(), first)
+        p = run(*base, "--force", cwd=self.dir)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+
+if __name__ == "__main__":
+    BIN = os.path.join(sys.argv[1], "cpuhp-stress")
+    SRC = sys.argv[2]
+    unittest.main(argv=sys.argv[:1], verbosity=2)

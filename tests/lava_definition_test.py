@@ -1,0 +1,211 @@
+# SPDX-License-Identifier: GPL-2.0
+"""configs/lava/cpuhp-stress.yaml run the way LAVA's test shell runs it: the
+definition's parameters as shell variables, `set -e`, the steps, the end
+marker, in /bin/sh, with a `lava-test-case` that records its arguments.
+apt-get, cmake, insmod and rmmod are stubs (nothing is installed; "cmake"
+puts the built binary in place); the run is the sim backend; curl is real
+(file:// URLs).
+
+    lava_definition_test.py BUILD_DIR SOURCE_DIR            every stage, sim runs
+    lava_definition_test.py BUILD_DIR SOURCE_DIR --module   the module step
+        (LOAD_MODULE=true) against Debian's headers from tests/vm/fetch's
+        cache: the command kmod/README.md documents, really run
+
+Each case asserts that every stage has a result, whatever failed, and that
+the definition reached its end.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BUILD = SRC = None
+MODULE = False
+
+STUBS = {
+    "apt-get": 'echo "apt-get $*" >> "$STUB_LOG"; exit "${STUB_APT_RC:-0}"',
+    "cmake": """echo "cmake $*" >> "$STUB_LOG"
+[ -n "${STUB_CMAKE_FAIL:-}" ] && exit 1
+case "$1" in -S) mkdir -p build && cp "$STUB_BINARY" build/cpuhp-stress ;; esac
+exit 0""",
+    "insmod": 'echo "insmod $*" >> "$STUB_LOG"',
+    "rmmod": 'echo "rmmod $*" >> "$STUB_LOG"',
+    "lava-test-case": 'echo "$*" >> "$STUB_CASES"',
+}
+
+SIM = {"backend": "sim", "pattern": "roundrobin", "cpus": "1-3", "iterations": 200, "seed": 1,
+       "sim": {"cpus": 4, "jitter": 0.1}}
+
+
+class LavaDefinitionTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="cpuhp-lava.")
+        t = self.t = self.tmp.name
+        self.checkout = os.path.join(t, "checkout")
+        os.makedirs(self.checkout)
+        shutil.copytree(os.path.join(SRC, "configs"), os.path.join(self.checkout, "configs"))
+        shutil.copytree(os.path.join(SRC, "kmod"), os.path.join(self.checkout, "kmod"))
+        shutil.copy(os.path.join(SRC, "Kbuild"), self.checkout)
+        self.bin = os.path.join(t, "bin")
+        os.makedirs(self.bin)
+        for name, body in STUBS.items():
+            p = os.path.join(self.bin, name)
+            with open(p, "w") as f:
+                f.write("#!/bin/sh\n" + body + "\n")
+            os.chmod(p, 0o755)
+        self.cases = os.path.join(t, "cases")
+        self.log = os.path.join(t, "log")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def config(self, name, cfg):
+        path = os.path.join(self.t, name)
+        with open(path, "w") as f:
+            json.dump(cfg, f)
+        return path
+
+    def run_definition(self, params, env=None):
+        """Returns ({case: [args]}, run.sh exit, output)."""
+        import yaml
+        with open(os.path.join(SRC, "configs", "lava", "cpuhp-stress.yaml")) as f:
+            d = yaml.safe_load(f)
+        lines = ["#!/bin/sh", "###default parameters from test definition###"]
+        lines += [f"{k}='{v}'" for k, v in d["params"].items()]
+        lines += ["######", "###test parameters from job submission###"]
+        lines += [f"{k}='{v}'" for k, v in params.items()]
+        lines += ["######", "set -e", "export TESTRUN_ID=0_cpuhp-stress",
+                  f"cd {self.checkout}", 'echo "<LAVA_SIGNAL_STARTRUN $TESTRUN_ID>"']
+        lines += d["run"]["steps"]
+        lines += ['echo "<LAVA_SIGNAL_ENDRUN $TESTRUN_ID>"']
+        runsh = os.path.join(self.t, "run.sh")
+        with open(runsh, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        for p in (self.cases, self.log):
+            open(p, "w").close()
+        e = dict(os.environ, PATH=f"{self.bin}:{os.environ['PATH']}", STUB_LOG=self.log,
+                 STUB_CASES=self.cases, STUB_BINARY=os.path.join(BUILD, "cpuhp-stress"),
+                 CPUHP_LAVA_OUT=os.path.join(self.t, "out"))
+        e.update(env or {})
+        p = subprocess.run(["/bin/sh", runsh], capture_output=True, text=True, env=e, timeout=600)
+        cases = {}
+        with open(self.cases) as f:
+            for line in f:
+                parts = line.split()
+                cases.setdefault(parts[0], []).append(parts[1:])
+        return cases, p.returncode, p.stdout + p.stderr
+
+    def result(self, cases, name):
+        self.assertIn(name, cases, f"no test case {name}: {sorted(cases)}")
+        self.assertEqual(len(cases[name]), 1, cases[name])
+        args = cases[name][0]
+        return args[args.index("--result") + 1]
+
+    def assert_ended(self, rc, out):
+        self.assertEqual(rc, 0, out[-3000:])
+        self.assertIn("<LAVA_SIGNAL_ENDRUN", out)
+
+    def test_definition_installs_what_cmake_requires(self):
+        # CMakeLists.txt's pkg_check_modules(libsystemd): a fresh image fails
+        # the build without libsystemd-dev.
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM)})
+        self.assert_ended(rc, out)
+        with open(self.log) as f:
+            installs = [l for l in f if l.startswith("apt-get ") and " install " in l]
+        self.assertTrue(installs)
+        for pkg in ("libsystemd-dev", "libspdlog-dev", "cmake", "libcli11-dev"):
+            self.assertIn(pkg, installs[0].split())
+
+    def test_pass(self):
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM)})
+        self.assert_ended(rc, out)
+        for name in ("install", "build", "run", "report", "no_operation_errors", "cpus_restored",
+                     "cpus_online"):
+            self.assertEqual(self.result(cases, name), "pass", (name, out[-2000:]))
+        self.assertEqual(cases["run"][0], ["--result", "pass", "--measurement", "0", "--units",
+                                           "exit_code"])
+        self.assertIn("offline_p50", cases)
+
+    def test_failed_check_is_recorded(self):
+        # 5 % of writes fail (EBUSY): report exits 1; its cases still count.
+        cfg = dict(SIM, sim=dict(SIM["sim"], error_rate=0.05))
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", cfg)})
+        self.assert_ended(rc, out)
+        self.assertEqual(self.result(cases, "no_operation_errors"), "fail", out[-2000:])
+        self.assertEqual(self.result(cases, "report"), "pass")
+        self.assertEqual(self.result(cases, "cpus_online"), "pass")
+
+    def test_run_error_is_recorded(self):
+        # A config the daemon refuses: run exits 2 and writes no report.
+        cfg = dict(SIM, pattern="no-such-pattern")
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", cfg)})
+        self.assert_ended(rc, out)
+        self.assertEqual(cases["run"][0][:4], ["--result", "fail", "--measurement", "2"])
+        self.assertEqual(self.result(cases, "report"), "fail")
+        self.assertEqual(self.result(cases, "cpus_online"), "pass")
+
+    def test_no_baseline(self):
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM),
+                                              "BASELINE_URL": f"file://{self.t}/missing.json"})
+        self.assert_ended(rc, out)
+        self.assertEqual(self.result(cases, "baseline"), "fail")
+        # The report is still checked, without the baseline (not with the
+        # run's arguments).
+        self.assertEqual(self.result(cases, "report"), "pass", out[-2000:])
+        self.assertEqual(self.result(cases, "no_operation_errors"), "pass")
+        self.assertFalse([c for c in cases if c.startswith("compare_")])
+
+    def test_baseline_regression_is_recorded(self):
+        fast = self.config("fast.json", dict(SIM, report=os.path.join(self.t, "base.json"),
+                                             sim=dict(SIM["sim"], offline_base_ns=500000)))
+        p = subprocess.run([os.path.join(BUILD, "cpuhp-stress"), "run", "--config", fast,
+                            "--progress", "never"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM),
+                                              "BASELINE_URL": f"file://{self.t}/base.json"})
+        self.assert_ended(rc, out)
+        self.assertEqual(self.result(cases, "baseline"), "pass")
+        self.assertEqual(self.result(cases, "compare_offline.p50"), "fail", out[-2000:])
+
+    def test_build_failure_is_recorded(self):
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM)},
+                                             env={"STUB_CMAKE_FAIL": "1", "STUB_APT_RC": "100"})
+        self.assert_ended(rc, out)
+        self.assertEqual(self.result(cases, "install"), "fail")
+        self.assertEqual(self.result(cases, "build"), "fail")
+        for name in ("run", "report", "cpus_online"):
+            self.assertEqual(self.result(cases, name), "skip")
+
+    def test_module_step_against_debian_headers(self):
+        cache = os.environ.get("CPUHP_VM_CACHE", "/var/cache/cpuhp-stress")
+        trees = sorted(glob.glob(f"{cache}/vm-kernel-*-amd64-*/root/usr/src/linux-headers-*-amd64"))
+        self.assertTrue(trees, f"no Debian amd64 headers in {cache} (tests/vm/fetch)")
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM),
+                                              "LOAD_MODULE": "true", "KDIR": trees[-1]})
+        self.assert_ended(rc, out)
+        self.assertEqual(self.result(cases, "load_module"), "pass", out[-3000:])
+        self.assertTrue(os.path.exists(os.path.join(self.checkout, "kmod", "cpuhp_probe.ko")))
+        with open(self.log) as f:
+            log = f.read()
+        self.assertIn("insmod kmod/cpuhp_probe.ko", log)
+        self.assertIn("rmmod cpuhp_probe", log)
+        with open(os.path.join(self.t, "out", "kmod.log")) as f:
+            self.assertFalse(re.search(r"warning:|error:", f.read()))
+
+
+if __name__ == "__main__":
+    BUILD, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    MODULE = "--module" in sys.argv[3:]
+    sys.argv = sys.argv[:1]
+    if MODULE:
+        suite = unittest.TestSuite([LavaDefinitionTest("test_module_step_against_debian_headers")])
+    else:
+        suite = unittest.defaultTestLoader.loadTestsFromTestCase(LavaDefinitionTest)
+        suite = unittest.TestSuite(t for t in suite if "module_step" not in t.id())
+    res = unittest.TextTestRunner(verbosity=2).run(suite)
+    sys.exit(0 if res.wasSuccessful() else 1)
