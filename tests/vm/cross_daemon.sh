@@ -35,13 +35,14 @@ readelf=$triplet-readelf
 toolchain_lib=/usr/$triplet/lib
 
 # --- sysroot ------------------------------------------------------------------
-# Everything libspdlog-dev and libsystemd-dev pull in for ARCH, except what
+# Everything libspdlog-dev, libsystemd-dev, libtracefs-dev and
+# libtraceevent-dev pull in for ARCH, except what
 # the cross toolchain provides (libc6, libgcc-s1, libstdc++6, gcc-12-base)
 # and libspdlog-dev's test-only catch2; plus the two arch-independent
 # header-only libraries.
 mapfile -t pkgs < <(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
   --no-breaks --no-replaces --no-enhances "libspdlog-dev:$arch" "libsystemd-dev:$arch" \
-  nlohmann-json3-dev libcli11-dev 2>/dev/null | grep -v '^ ' | sort -u |
+  "libtracefs-dev:$arch" "libtraceevent-dev:$arch" nlohmann-json3-dev libcli11-dev 2>/dev/null | grep -v '^ ' | sort -u |
   grep -E "^[a-z0-9.+-]+(:$arch)?\$" |
   grep -vE '^(libc6|libgcc-s1|libstdc\+\+6|gcc-[0-9]+-base|catch2)(:|$)')
 # One apt-cache call: on a loaded machine each call costs seconds.
