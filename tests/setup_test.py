@@ -115,6 +115,20 @@ class SetupTest(unittest.TestCase):
                 self.assertIn("-DCPUHP_TESTS=OFF", conf[0])
                 self.assertIn("binary run", log)
 
+    def test_a_second_run_keeps_the_previous_report(self):
+        # The binary refuses to overwrite its default report: `setup.sh run`
+        # twice must neither fail nor lose the first report.
+        report = os.path.join(self.root, "cpuhp-stress-report.json")
+        with open(report, "w") as f:
+            f.write("first run\n")
+        p, log = self.setup_sh("run")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("binary run", log)
+        self.assertFalse(os.path.exists(report))
+        with open(os.path.join(self.root, "cpuhp-stress-report.previous.json")) as f:
+            self.assertEqual(f.read(), "first run\n")
+        self.assertIn("cpuhp-stress-report.previous.json", p.stdout)
+
     def test_every_option_explicit_and_run_has_its_own_tree(self):
         names = set()
         for cm in glob.glob(os.path.join(SRC, "**", "CMakeLists.txt"), recursive=True):

@@ -181,6 +181,12 @@ fetch_all() {
 if [ "$mode" = run ]; then
   install_packages run
   build build
+  # The run refuses to overwrite its default report; a second `setup.sh
+  # run` keeps the previous one beside it instead of failing.
+  if [ -e cpuhp-stress-report.json ]; then
+    mv -f cpuhp-stress-report.json cpuhp-stress-report.previous.json
+    echo "tools/setup.sh: the previous report is now cpuhp-stress-report.previous.json"
+  fi
   exec build/cpuhp-stress run
 fi
 if [ "$mode" = fetch ]; then
