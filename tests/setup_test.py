@@ -107,7 +107,8 @@ class SetupTest(unittest.TestCase):
                 got = set(installs[0].split(" install ", 1)[1].split()) - {"-y", "-qq",
                                                                           "--no-install-recommends"}
                 self.assertEqual(got, {"build-essential", "cmake", "pkg-config", "libspdlog-dev",
-                                       "nlohmann-json3-dev", "libcli11-dev", "libsystemd-dev"})
+                                       "nlohmann-json3-dev", "libcli11-dev", "libsystemd-dev",
+                                       "libtracefs-dev", "libtraceevent-dev"})
                 self.assertFalse([l for l in log if "--add-architecture" in l], log)
                 conf = [l for l in log if l.startswith("cmake -S")]
                 self.assertEqual(len(conf), 1, log)
