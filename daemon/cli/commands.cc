@@ -577,11 +577,13 @@ int WriteReport(RunPlan* p, RunSources* s, const Runner& runner, const RunResult
         spdlog::error("{}; the report is lost", err);
     }
   }
-  const bool faults_failed = p->faults && (p->faults->failed_rollbacks() || !back.fail_cleared);
-  const bool failed = faults_failed || p->stats->failed_ops() || p->stats->readback_mismatches() ||
-                      !back.restored.ok || !report_ok || !log_ok ||
-                      outcome.stop_reason == "fatal" || outcome.stop_reason == "error";
-  return failed ? kExitFailed : kExitOk;
+  // Something broke (1) or the run finished and found failures (3, which a
+  // service does not restart: exit_codes.h).
+  const bool broke = !back.restored.ok || (p->faults && !back.fail_cleared) || !report_ok ||
+                     !log_ok || outcome.stop_reason == "fatal";
+  const bool found = (p->faults && p->faults->failed_rollbacks()) || p->stats->failed_ops() ||
+                     p->stats->readback_mismatches() || outcome.stop_reason == "error";
+  return broke ? kExitFailed : found ? kExitFinishedWithFailures : kExitOk;
 }
 
 }  // namespace

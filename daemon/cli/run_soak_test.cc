@@ -95,7 +95,7 @@ TEST_F(SoakTest, StoppedAndResumedRunMatchesUninterruptedRun) {
   whole.state_dir = dir_ + "/state-whole";
   whole.report = dir_ + "/whole.json";
   whole.oplog = dir_ + "/whole.jsonl";
-  ASSERT_EQ(Run(whole), kExitFailed);  // 1 %% of writes fail: exit 1, report written
+  ASSERT_EQ(Run(whole), kExitFinishedWithFailures);  // 1 %% of writes fail: exit 3, report written
   const nlohmann::json expected = Report(whole.report);
   ASSERT_EQ(expected["totals"]["ops"], 20000);
   ASSERT_GT(expected["totals"]["failed"].get<uint64_t>(), 100u);
@@ -111,7 +111,7 @@ TEST_F(SoakTest, StoppedAndResumedRunMatchesUninterruptedRun) {
   StopAt second(12344);
   Run(cfg_, {&second});
   EXPECT_EQ(Report(cfg_.report)["totals"]["ops"], 12345);
-  ASSERT_EQ(Run(cfg_), kExitFailed);
+  ASSERT_EQ(Run(cfg_), kExitFinishedWithFailures);
   const nlohmann::json got = Report(cfg_.report);
   EXPECT_EQ(got["run"]["stop_reason"], "iterations");
   EXPECT_EQ(Comparable(got), Comparable(expected));
@@ -143,7 +143,7 @@ TEST_F(SoakTest, CrashAfterCheckpointRedoesLostOperations) {
   nlohmann::json c = nlohmann::json::parse(saved);
   c["stopped_by"] = "";  // the crash wrote no final checkpoint
   std::ofstream(ckpt) << c.dump();
-  ASSERT_EQ(Run(cfg_), kExitFailed);
+  ASSERT_EQ(Run(cfg_), kExitFinishedWithFailures);
   const nlohmann::json got = Report(cfg_.report);
   EXPECT_EQ(Comparable(got), Comparable(Report(whole.report)));
   ASSERT_EQ(got["soak"]["restarts"].size(), 1u);  // the 5000 checkpoint's history + this one
@@ -155,7 +155,7 @@ TEST_F(SoakTest, CrashAfterCheckpointRedoesLostOperations) {
 TEST_F(SoakTest, CorruptCheckpointIsRefusedAndMovedAside) {
   std::filesystem::create_directories(cfg_.state_dir);
   std::ofstream(cfg_.state_dir + "/checkpoint.json") << "{\"format\": \"cpuhp-stress-checkp";
-  ASSERT_EQ(Run(cfg_), kExitFailed);
+  ASSERT_EQ(Run(cfg_), kExitFinishedWithFailures);
   const nlohmann::json r = Report(cfg_.report);
   EXPECT_EQ(r["totals"]["ops"], 20000);  // a fresh run, nothing merged
   EXPECT_FALSE(r["soak"]["checkpoint"]["resumed"].get<bool>());
