@@ -323,7 +323,7 @@ int OpenRunState(RunPlan* p) {
   std::string err;
   const Config& cfg = p->cfg;
   if (!cfg.oplog.empty() &&
-      !(p->soak->resuming() ? p->oplog.OpenAt(cfg.oplog, p->soak->oplog_bytes(), &err)
+      !(p->soak->resuming() ? p->oplog.OpenAt(cfg.oplog, p->soak->oplog_position(), &err)
                             : p->oplog.Open(cfg.oplog, &err))) {
     spdlog::error("{}", err);
     return kExitBadInput;
