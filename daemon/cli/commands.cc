@@ -607,8 +607,17 @@ int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* 
                 plan.oplog.is_open() ? &plan.oplog : nullptr,
                 RunLimits{IterationLimit(c), c.duration_ns, c.stop_on_error, c.interval_ns,
                           static_cast<uint32_t>(c.lost_cpu_after)});
-  RunResult run = RunOperations(&plan, &src, &runner, stop);
-  StopSources(&src);
+  RunResult run;
+  try {
+    run = RunOperations(&plan, &src, &runner, stop);
+    StopSources(&src);
+  } catch (const std::exception& e) {
+    // Past the loop's own catch (a source's Stop, the final checkpoint): the
+    // machine is still put back and the report says how the run ended.
+    run.outcome.stop_reason = "fatal";
+    run.outcome.message = std::string("internal error: ") + e.what();
+    run.elapsed_ns = runner.elapsed_ns();
+  }
   const MachineGuard::Result& back = guard.PutBack();
   return WriteReport(&plan, &src, runner, run, back, out);
 }
