@@ -123,7 +123,7 @@ class ReportChecksTest(unittest.TestCase):
             self.assertIn(f"lava-test-case {check} --result pass", p.stdout)
 
     def test_rollbacks_that_failed(self):
-        report = self.run_sim(1, pattern="fault_sweep", iterations=0,
+        report = self.run_sim(3, pattern="fault_sweep", iterations=0,
                               faults={"direction": "both", "states": "all", "repeats": 1},
                               sim={"broken_rollback_state": 193})
         with open(report) as f:
@@ -149,11 +149,11 @@ class ReportChecksTest(unittest.TestCase):
         self.assert_fails(report, "run_completed", ["signal"])
 
     def test_stopped_by_an_error(self):
-        report = self.run_sim(1, stop_on_error=True, sim={"error_rate": 0.2})
+        report = self.run_sim(3, stop_on_error=True, sim={"error_rate": 0.2})
         self.assert_fails(report, "run_completed", ["error"])
 
     def test_lost_cpu(self):
-        report = self.run_sim(1, iterations=5000, lost_cpu_after=2, sim={"error_rate": 0.6})
+        report = self.run_sim(3, iterations=5000, lost_cpu_after=2, sim={"error_rate": 0.6})
         with open(report) as f:
             r = json.load(f)
         self.assertEqual(r["run"]["stop_reason"], "error")

@@ -142,7 +142,7 @@ class SetupTest(unittest.TestCase):
         self.assertIn("CPUHP_REAL_FAULTS", names)
         self.assertIn("CPUHP_PYTHON", names)
         trees = {}
-        for d in ("build", "build-asan", "build-o2", "build-fuzz"):
+        for d in ("build", "build-asan", "build-o2", "build-fuzz", "build-tsan"):
             p, _ = self.setup_sh("cmake-args", d)
             self.assertEqual(p.returncode, 0, p.stderr)
             given = set(re.findall(r"^-D(CPUHP_\w+)=", p.stdout, re.M))
@@ -155,6 +155,9 @@ class SetupTest(unittest.TestCase):
         self.assertIn("-DCPUHP_REAL_TESTS=ON", trees["build-asan"])
         self.assertIn("-DCPUHP_REAL_TESTS=OFF", trees["build-o2"])
         self.assertIn("-DCPUHP_REAL_FAULTS=OFF", trees["build-asan"])
+        # One ThreadSanitizer tree, never mixed with ASan (they exclude each other).
+        self.assertEqual([d for d in trees if "-DCPUHP_TSAN=ON" in trees[d]], ["build-tsan"])
+        self.assertIn("-DCPUHP_SANITIZE=OFF", trees["build-tsan"])
 
     def test_check_fails_on_no_tests(self):
         p, log = self.setup_sh("check", junit_xml=junit())
@@ -174,12 +177,12 @@ class SetupTest(unittest.TestCase):
         p, log = self.setup_sh("test", junit_xml=junit())
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         ct = [l for l in log if l.startswith("ctest ")]
-        self.assertEqual(len(ct), 3, log)
+        self.assertEqual(len(ct), 4, log)  # build-asan, build-o2, build-fuzz, build-tsan
         self.assertTrue(all("--no-tests=error" in l for l in ct), ct)
         first_fetch = next(i for i, l in enumerate(log) if l.startswith("fetch "))
         first_cmake = next(i for i, l in enumerate(log) if l.startswith("cmake "))
         self.assertLess(first_fetch, first_cmake, log)
-        self.assertEqual(p.stdout.strip().splitlines()[-1], "0 passed, 3 failed, 0 skipped")
+        self.assertEqual(p.stdout.strip().splitlines()[-1], "0 passed, 4 failed, 0 skipped")
 
     def test_test_fails_when_a_fetch_fails(self):
         fetch = os.path.join(self.root, "tests", "vm", "fetch")

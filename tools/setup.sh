@@ -11,8 +11,9 @@
 #                         input replays, the systemd units, this harness
 #   tools/setup.sh test   the full tier (.ci/run; < 60 min on a fresh 2-core
 #                         machine): the fetch step, then check's build and
-#                         tests, build-o2/ (-O2: guests, 10 M-op soak) and
-#                         build-fuzz/ (clang + libFuzzer, 60 s per target)
+#                         tests, build-o2/ (-O2: guests, 10 M-op soak),
+#                         build-fuzz/ (clang + libFuzzer, 60 s per target) and
+#                         build-tsan/ (ThreadSanitizer: the threaded unit tests)
 #   tools/setup.sh fetch  the fetch step alone: every tests/*/fetch, retried
 #   tools/setup.sh packages run|check|test   the packages a tier installs
 #   tools/setup.sh cmake-args DIR            the options DIR is configured with
@@ -76,21 +77,28 @@ cmake_args() {  # cmake_args DIR
   build) printf '%s\n' "${common[@]}" -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g -DNDEBUG" \
     -DCPUHP_WERROR=OFF -DCPUHP_SANITIZE=OFF -DCPUHP_FUZZ=OFF -DCPUHP_TESTS=OFF \
-    -DCPUHP_UNIT_TESTS=OFF -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF -DCPUHP_BENCH=OFF ;;
+    -DCPUHP_UNIT_TESTS=OFF -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF -DCPUHP_BENCH=OFF -DCPUHP_TSAN=OFF ;;
   build-asan) printf '%s\n' "${common[@]}" -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
     -DCPUHP_WERROR=ON -DCPUHP_SANITIZE=ON -DCPUHP_FUZZ=OFF -DCPUHP_TESTS=ON \
     -DCPUHP_UNIT_TESTS=ON -DCPUHP_REAL_TESTS=ON -DCPUHP_REAL_FAULTS="${CPUHP_REAL_FAULTS:-OFF}" \
-    -DCPUHP_BENCH=OFF ;;
+    -DCPUHP_BENCH=OFF -DCPUHP_TSAN=OFF ;;
   build-o2) printf '%s\n' "${common[@]}" -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
     -DCPUHP_WERROR=ON -DCPUHP_SANITIZE=OFF -DCPUHP_FUZZ=OFF -DCPUHP_TESTS=ON \
-    -DCPUHP_UNIT_TESTS=OFF -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF -DCPUHP_BENCH=ON ;;
+    -DCPUHP_UNIT_TESTS=OFF -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF -DCPUHP_BENCH=ON -DCPUHP_TSAN=OFF ;;
   build-fuzz) printf '%s\n' "${common[@]}" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
     -DCPUHP_WERROR=ON -DCPUHP_SANITIZE=OFF -DCPUHP_FUZZ=ON -DCPUHP_TESTS=OFF \
-    -DCPUHP_UNIT_TESTS=OFF -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF -DCPUHP_BENCH=OFF ;;
-  *) echo "tools/setup.sh: no build directory $1 (build build-asan build-o2 build-fuzz)" >&2; exit 2 ;;
+    -DCPUHP_UNIT_TESTS=OFF -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF -DCPUHP_BENCH=OFF -DCPUHP_TSAN=OFF ;;
+  # ThreadSanitizer: the threaded unit tests only (tests/CMakeLists.txt,
+  # label tsan); -O1 keeps TSan's slowdown small at little compile cost.
+  build-tsan) printf '%s\n' "${common[@]}" -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++ \
+    -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+    -DCPUHP_WERROR=ON -DCPUHP_SANITIZE=OFF -DCPUHP_FUZZ=OFF -DCPUHP_TESTS=ON \
+    -DCPUHP_UNIT_TESTS=OFF -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF -DCPUHP_BENCH=OFF \
+    -DCPUHP_TSAN=ON ;;
+  *) echo "tools/setup.sh: no build directory $1 (build build-asan build-o2 build-fuzz build-tsan)" >&2; exit 2 ;;
   esac
 }
 # What each test tree runs (ctest -L/-LE regexes on labels): the real-CPU
@@ -105,6 +113,7 @@ ctest_select() {
   build-asan) echo "" ;;
   build-o2) echo "-L ^(vm|scale|kmatrix)$" ;;
   build-fuzz) echo "" ;;
+  build-tsan) echo "-L ^tsan$" ;;
   esac
 }
 
@@ -208,7 +217,7 @@ if [ "$online_at_start" != "$present" ]; then
   echo "tools/setup.sh: WARNING: CPUs offline before the tests: online $online_at_start, present $present" >&2
 fi
 dirs=(build-asan)
-[ "$mode" = test ] && dirs+=(build-o2 build-fuzz)
+[ "$mode" = test ] && dirs+=(build-o2 build-fuzz build-tsan)
 for dir in "${dirs[@]}"; do build "$dir"; done
 junits=()
 for dir in "${dirs[@]}"; do
@@ -216,6 +225,7 @@ for dir in "${dirs[@]}"; do
   rm -f "$dir/ctest-junit.xml"
   # shellcheck disable=SC2046  # the label selection is two words or none
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     ctest --test-dir "$dir" --no-tests=error --output-on-failure -j "$jobs" \
       --output-junit ctest-junit.xml --test-output-size-passed 4194304 \
       --test-output-size-failed 4194304 $(ctest_select "$dir") || true

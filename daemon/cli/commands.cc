@@ -323,7 +323,7 @@ int OpenRunState(RunPlan* p) {
   std::string err;
   const Config& cfg = p->cfg;
   if (!cfg.oplog.empty() &&
-      !(p->soak->resuming() ? p->oplog.OpenAt(cfg.oplog, p->soak->oplog_bytes(), &err)
+      !(p->soak->resuming() ? p->oplog.OpenAt(cfg.oplog, p->soak->oplog_position(), &err)
                             : p->oplog.Open(cfg.oplog, &err))) {
     spdlog::error("{}", err);
     return kExitBadInput;
@@ -577,11 +577,13 @@ int WriteReport(RunPlan* p, RunSources* s, const Runner& runner, const RunResult
         spdlog::error("{}; the report is lost", err);
     }
   }
-  const bool faults_failed = p->faults && (p->faults->failed_rollbacks() || !back.fail_cleared);
-  const bool failed = faults_failed || p->stats->failed_ops() || p->stats->readback_mismatches() ||
-                      !back.restored.ok || !report_ok || !log_ok ||
-                      outcome.stop_reason == "fatal" || outcome.stop_reason == "error";
-  return failed ? kExitFailed : kExitOk;
+  // Something broke (1) or the run finished and found failures (3, which a
+  // service does not restart: exit_codes.h).
+  const bool broke = !back.restored.ok || (p->faults && !back.fail_cleared) || !report_ok ||
+                     !log_ok || outcome.stop_reason == "fatal";
+  const bool found = (p->faults && p->faults->failed_rollbacks()) || p->stats->failed_ops() ||
+                     p->stats->readback_mismatches() || outcome.stop_reason == "error";
+  return broke ? kExitFailed : found ? kExitFinishedWithFailures : kExitOk;
 }
 
 }  // namespace
@@ -605,8 +607,17 @@ int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* 
                 plan.oplog.is_open() ? &plan.oplog : nullptr,
                 RunLimits{IterationLimit(c), c.duration_ns, c.stop_on_error, c.interval_ns,
                           static_cast<uint32_t>(c.lost_cpu_after)});
-  RunResult run = RunOperations(&plan, &src, &runner, stop);
-  StopSources(&src);
+  RunResult run;
+  try {
+    run = RunOperations(&plan, &src, &runner, stop);
+    StopSources(&src);
+  } catch (const std::exception& e) {
+    // Past the loop's own catch (a source's Stop, the final checkpoint): the
+    // machine is still put back and the report says how the run ended.
+    run.outcome.stop_reason = "fatal";
+    run.outcome.message = std::string("internal error: ") + e.what();
+    run.elapsed_ns = runner.elapsed_ns();
+  }
   const MachineGuard::Result& back = guard.PutBack();
   return WriteReport(&plan, &src, runner, run, back, out);
 }

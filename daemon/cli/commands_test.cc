@@ -385,15 +385,23 @@ class ThrowsOnStop : public CountingSource {
   void Stop() override { throw std::runtime_error("stop blew up"); }
 };
 
-TEST_F(CommandsTest, AnExceptionAfterTheLoopStillPutsTheMachineBack) {
+TEST_F(CommandsTest, AnExceptionAfterTheLoopStillPutsTheMachineBackAndReports) {
   ThrowsOnStop bad;
   cfg_.pattern = Pattern::kAll;
   cfg_.iterations = 2;  // cpu1 and cpu2 offline when the loop ends
-  EXPECT_THROW(RunCommand(cfg_, &g_no_stop, out_, {&bad}), std::runtime_error);
-  // The guard put back what the run changed and only then forgot the state.
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_, {&bad}), kExitFailed);
+  // The machine is put back, and only then the state forgotten.
   EXPECT_EQ(fs_.Online(1), '1');
   EXPECT_EQ(fs_.Online(2), '1');
   EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+  // A report still says what was done and how the run ended.
+  nlohmann::json r = Report();
+  EXPECT_EQ(r["run"]["stop_reason"], "fatal");
+  EXPECT_EQ(r["run"]["stop_message"], "internal error: stop blew up");
+  EXPECT_EQ(r["totals"]["ops"], 2);
+  EXPECT_EQ(r["restore"]["ok"], true);
+  EXPECT_EQ(r["restore"]["writes"], 2);
+  EXPECT_EQ(ReportValidates(), 0);
 }
 
 TEST_F(CommandsTest, TracepointsSayWhyUnavailableOrStayOff) {

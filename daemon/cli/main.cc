@@ -69,6 +69,10 @@ int main(int argc, char** argv) {
   // so that `--iterations -5` is refused as negative and every error names
   // the flag typed.
   CLI::App* run = app.add_subcommand("run", "Run a hotplug pattern and write a report");
+  run->footer(
+      "Exit status: 0 finished, no failure; 1 something broke (internal error, restore, report or "
+      "log write); 2 bad input, nothing touched; 3 finished with failures recorded in the report "
+      "(operation errors, readback mismatches, failed rollbacks, stop on error).");
   std::string config_file, pattern, cpus, duration, interval, report, state_dir, sysfs_root, oplog,
       backend, progress, iterations, seed, min_online, levels, cycles, victim;
   bool stop_on_error = false;

@@ -95,7 +95,7 @@ TEST_F(SoakTest, StoppedAndResumedRunMatchesUninterruptedRun) {
   whole.state_dir = dir_ + "/state-whole";
   whole.report = dir_ + "/whole.json";
   whole.oplog = dir_ + "/whole.jsonl";
-  ASSERT_EQ(Run(whole), kExitFailed);  // 1 %% of writes fail: exit 1, report written
+  ASSERT_EQ(Run(whole), kExitFinishedWithFailures);  // 1 %% of writes fail: exit 3, report written
   const nlohmann::json expected = Report(whole.report);
   ASSERT_EQ(expected["totals"]["ops"], 20000);
   ASSERT_GT(expected["totals"]["failed"].get<uint64_t>(), 100u);
@@ -111,7 +111,7 @@ TEST_F(SoakTest, StoppedAndResumedRunMatchesUninterruptedRun) {
   StopAt second(12344);
   Run(cfg_, {&second});
   EXPECT_EQ(Report(cfg_.report)["totals"]["ops"], 12345);
-  ASSERT_EQ(Run(cfg_), kExitFailed);
+  ASSERT_EQ(Run(cfg_), kExitFinishedWithFailures);
   const nlohmann::json got = Report(cfg_.report);
   EXPECT_EQ(got["run"]["stop_reason"], "iterations");
   EXPECT_EQ(Comparable(got), Comparable(expected));
@@ -143,7 +143,7 @@ TEST_F(SoakTest, CrashAfterCheckpointRedoesLostOperations) {
   nlohmann::json c = nlohmann::json::parse(saved);
   c["stopped_by"] = "";  // the crash wrote no final checkpoint
   std::ofstream(ckpt) << c.dump();
-  ASSERT_EQ(Run(cfg_), kExitFailed);
+  ASSERT_EQ(Run(cfg_), kExitFinishedWithFailures);
   const nlohmann::json got = Report(cfg_.report);
   EXPECT_EQ(Comparable(got), Comparable(Report(whole.report)));
   ASSERT_EQ(got["soak"]["restarts"].size(), 1u);  // the 5000 checkpoint's history + this one
@@ -152,10 +152,71 @@ TEST_F(SoakTest, CrashAfterCheckpointRedoesLostOperations) {
   EXPECT_EQ(ReadAll(cfg_.oplog), ReadAll(whole.oplog));
 }
 
+// mv ops.jsonl ops.1; kill -HUP; kill -9 after a checkpoint; resume: the
+// resumed run cuts the new file back to the checkpoint's length in it, so
+// ops.1 followed by ops.jsonl is the uninterrupted run's log, with no torn
+// line and no record twice.
+TEST_F(SoakTest, ARotatedLogResumesInTheNewFile) {
+  Config whole = cfg_;
+  whole.state_dir = dir_ + "/state-whole";
+  whole.report = dir_ + "/whole.json";
+  whole.oplog = dir_ + "/whole.jsonl";
+  Run(whole);
+  StopAt at(4999);
+  Run(cfg_, {&at});
+  // The resumed run: rotated at 6000 (the runner's last tick reopens), stopped
+  // at 7999 with a checkpoint that counts in the new file.
+  class RotateAt : public StopAt {
+   public:
+    RotateAt(const std::string& log, uint64_t stop_at) : StopAt(stop_at), log_(log) {}
+    void OpEnd(const OpRecord& rec) override {
+      StopAt::OpEnd(rec);
+      if (rec.index == 6000) {
+        std::filesystem::rename(log_, log_ + ".1");
+        GlobalSoakSignals().reopen = 1;
+      }
+    }
+
+   private:
+    std::string log_;
+  } rotate(cfg_.oplog, 7999);
+  Run(cfg_, {&rotate});
+  EXPECT_EQ(GlobalSoakSignals().reopen, 0);
+  const std::string ckpt = cfg_.state_dir + "/checkpoint.json";
+  const std::string saved = ReadAll(ckpt);
+  StopAt later(8999);
+  Run(cfg_, {&later});  // the ops the dead process did after the checkpoint
+  nlohmann::json c = nlohmann::json::parse(saved);
+  c["stopped_by"] = "";
+  std::ofstream(ckpt) << c.dump();
+  ASSERT_EQ(Run(cfg_), kExitFinishedWithFailures);
+  EXPECT_EQ(Report(cfg_.report)["totals"]["ops"], 20000);
+  EXPECT_EQ(ReadAll(cfg_.oplog + ".1") + ReadAll(cfg_.oplog), ReadAll(whole.oplog));
+}
+
+// The log the checkpoint counted lost its tail (or was replaced): exit 2 with
+// one line naming it; the checkpoint stays for a resume once the file is back.
+TEST_F(SoakTest, AShorterOrReplacedLogIsRefusedOnResume) {
+  StopAt at(999);
+  Run(cfg_, {&at});
+  const std::string log = ReadAll(cfg_.oplog);
+  std::filesystem::resize_file(cfg_.oplog, log.size() / 2);
+  const nlohmann::json before = Report(cfg_.report);
+  EXPECT_EQ(Run(cfg_), kExitBadInput);
+  EXPECT_TRUE(std::filesystem::exists(cfg_.state_dir + "/checkpoint.json"));
+  EXPECT_EQ(std::filesystem::file_size(cfg_.oplog), log.size() / 2);
+  EXPECT_EQ(Report(cfg_.report), before);  // no run, no new report
+  // The same bytes in another file (a copy put in place): still refused.
+  std::ofstream(cfg_.oplog + ".copy") << log;
+  std::filesystem::rename(cfg_.oplog + ".copy", cfg_.oplog);
+  EXPECT_EQ(Run(cfg_), kExitBadInput);
+  EXPECT_EQ(ReadAll(cfg_.oplog), log);
+}
+
 TEST_F(SoakTest, CorruptCheckpointIsRefusedAndMovedAside) {
   std::filesystem::create_directories(cfg_.state_dir);
   std::ofstream(cfg_.state_dir + "/checkpoint.json") << "{\"format\": \"cpuhp-stress-checkp";
-  ASSERT_EQ(Run(cfg_), kExitFailed);
+  ASSERT_EQ(Run(cfg_), kExitFinishedWithFailures);
   const nlohmann::json r = Report(cfg_.report);
   EXPECT_EQ(r["totals"]["ops"], 20000);  // a fresh run, nothing merged
   EXPECT_FALSE(r["soak"]["checkpoint"]["resumed"].get<bool>());
@@ -193,7 +254,7 @@ TEST_F(SoakTest, IncompatibleVersionIsRefused) {
   const nlohmann::json r = Report(cfg_.report);
   EXPECT_EQ(r["totals"]["ops"], 20000);
   EXPECT_NE(r["soak"]["checkpoint"]["refused"][0]["reason"].get<std::string>().find(
-                "checkpoint version 99, this build reads version 1"),
+                "checkpoint version 99, this build reads version 2"),
             std::string::npos);
 }
 

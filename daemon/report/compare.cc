@@ -33,6 +33,44 @@ constexpr const char* kDirs[] = {"offline", "online"};
 constexpr size_t kMaxGenericRows = 2000;
 constexpr int kMaxDepth = 8;
 
+constexpr size_t kHistogramBuckets = Histogram::kOctaves * Histogram::kSubBuckets;
+
+// Refuses a "buckets" array longer than a histogram has buckets. `path`
+// holds the JSON pointer's segments down to `j`, joined only for the error.
+bool CheckBuckets(const json& j, std::vector<std::string>* path, const std::string& source,
+                  std::string* err) {
+  auto fail = [&](size_t n) {
+    std::string where;
+    for (const std::string& seg : *path)
+      where += "/" + seg;
+    *err = Fmt("%s: %s/buckets: %zu buckets, more than the %zu a histogram has", source.c_str(),
+               where.c_str(), n, kHistogramBuckets);
+    return false;
+  };
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      if (k == "buckets" && v.is_array() && v.size() > kHistogramBuckets)
+        return fail(v.size());
+      if (v.is_structured()) {
+        path->push_back(k);
+        if (!CheckBuckets(v, path, source, err))
+          return false;
+        path->pop_back();
+      }
+    }
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) {
+      if (!j[i].is_structured())
+        continue;
+      path->push_back(std::to_string(i));
+      if (!CheckBuckets(j[i], path, source, err))
+        return false;
+      path->pop_back();
+    }
+  }
+  return true;
+}
+
 // Sections with a meaning compare knows (or that describe the run, not its
 // latency); every other top-level section is walked generically.
 const std::set<std::string> kCoreSections = {"schema_version",
@@ -306,9 +344,10 @@ bool Comparison::regressed() const {
   return regressions() > 0;
 }
 
-bool ParseReport(const std::string& text, const std::string& source, json* out, std::string* err) {
+bool ParseReport(const std::string& text, const std::string& source, json* out, std::string* err,
+                 const ReportLimits& limits) {
   json j;
-  if (!ParseJsonText(text, source, &j, err))
+  if (!ParseJsonText(text, source, &j, err, limits.array_elements))
     return false;
   if (!j.is_object() || !j.contains("schema_version")) {
     *err = source + ": not a cpuhp-stress report (no schema_version)";
@@ -324,6 +363,32 @@ bool ParseReport(const std::string& text, const std::string& source, json* out, 
       *err = source + ": " + key + ": missing or not an object";
       return false;
     }
+  }
+  std::vector<std::string> path;
+  if (!CheckBuckets(j, &path, source, err))
+    return false;
+  size_t level_buckets = 0;
+  for (const char* dir : kDirs) {
+    const json& rows = Get(j["per_online_count"], dir);
+    if (!rows.is_array())
+      continue;
+    if (rows.size() > limits.level_rows) {
+      *err =
+          Fmt("%s: /per_online_count/%s: %zu rows, more than the %zu online CPU counts a "
+              "machine can have",
+              source.c_str(), dir, rows.size(), limits.level_rows);
+      return false;
+    }
+    for (const json& row : rows)
+      if (const json& b = Get(Get(row, "histogram"), "buckets"); b.is_array())
+        level_buckets += b.size();
+  }
+  if (level_buckets > limits.level_buckets) {
+    *err =
+        Fmt("%s: /per_online_count: %zu histogram buckets in its rows, more than %zu (each row "
+            "is bootstrapped over its buckets)",
+            source.c_str(), level_buckets, limits.level_buckets);
+    return false;
   }
   *out = std::move(j);
   return true;

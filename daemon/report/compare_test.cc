@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "testing/synthetic_report.h"
+#include "util/json_file.h"
 
 namespace cpuhp {
 namespace {
@@ -270,6 +271,84 @@ TEST(CompareTest, CommandExitCodes) {
   EXPECT_EQ(err, "different CPU sets: baseline operated on CPUs 1-3, candidate on 1-7");
   for (const std::string& p : {a, b, bad, cpus})
     unlink(p.c_str());
+}
+
+// Issue 16: a crafted report costs one line and exit 2, not minutes and a
+// gigabyte: an array past any report's size (a 10-million-element one was
+// 10 million map keys), more level rows than online counts exist (each is
+// bootstrapped), more buckets than a histogram has.
+TEST(CompareTest, CraftedSizesAreRefusedNamingTheField) {
+  const json r = SyntheticReport(SyntheticSpec{});
+  std::string err;
+  json got;
+  json at_cap = r;
+  at_cap["extra"] = json::array();
+  for (int i = 0; i < 100000; ++i)
+    at_cap["extra"].push_back(0);
+  EXPECT_TRUE(ParseReport(DumpJson(at_cap), "r.json", &got, &err)) << err;
+  json long_array = at_cap;
+  long_array["extra"].push_back(0);
+  EXPECT_FALSE(ParseReport(DumpJson(long_array), "r.json", &got, &err));
+  EXPECT_EQ(err, "r.json: /extra: more than 100000 elements in one array");
+  json nested = r;
+  nested["kernel"]["lines"] = json::array({json::array()});
+  for (int i = 0; i <= 100000; ++i)
+    nested["kernel"]["lines"][0].push_back(i);
+  EXPECT_FALSE(ParseReport(DumpJson(nested), "r.json", &got, &err));
+  EXPECT_EQ(err, "r.json: /kernel/lines/0: more than 100000 elements in one array");
+  json top = json::array();
+  for (int i = 0; i <= 100000; ++i)
+    top.push_back(i);
+  EXPECT_FALSE(ParseReport(DumpJson(top), "r.json", &got, &err));
+  EXPECT_EQ(err, "r.json: /: more than 100000 elements in one array");
+
+  json levels = r;
+  json& rows = levels["per_online_count"]["offline"];
+  while (rows.size() < 8194)
+    rows.push_back(json::object());
+  EXPECT_FALSE(ParseReport(DumpJson(levels), "r.json", &got, &err));
+  EXPECT_EQ(err,
+            "r.json: /per_online_count/offline: 8194 rows, more than the 8193 online CPU counts a "
+            "machine can have");
+
+  json buckets = r;
+  json& b = buckets["directions"]["online"]["histogram"]["buckets"];
+  b = json::array();
+  for (int i = 0; i < 4353; ++i)
+    b.push_back({i, 1});
+  EXPECT_FALSE(ParseReport(DumpJson(buckets), "r.json", &got, &err));
+  EXPECT_EQ(err,
+            "r.json: /directions/online/histogram/buckets: 4353 buckets, more than the 4352 a "
+            "histogram has");
+
+  // The buckets of all level rows together (limit lowered: a million
+  // buckets would make this test slow, not different).
+  json heavy = r;
+  json row = r["per_online_count"]["offline"][0];
+  row["histogram"]["buckets"] = json::array();
+  for (int i = 0; i < 250; ++i)
+    row["histogram"]["buckets"].push_back({i, 1});
+  for (const char* dir : {"offline", "online"})
+    heavy["per_online_count"][dir] = json::array({row, row});
+  ReportLimits limits;
+  limits.level_buckets = 1000;
+  EXPECT_TRUE(ParseReport(DumpJson(heavy), "r.json", &got, &err, limits)) << err;
+  heavy["per_online_count"]["offline"].push_back(row);
+  EXPECT_FALSE(ParseReport(DumpJson(heavy), "r.json", &got, &err, limits));
+  EXPECT_EQ(err,
+            "r.json: /per_online_count: 1250 histogram buckets in its rows, more than 1000 "
+            "(each row is bootstrapped over its buckets)");
+  EXPECT_EQ(ReportLimits{}.level_buckets, 1000000u);
+
+  // The commands: exit 2, the file named.
+  std::string ok = WriteTemp(r), bad = WriteTemp(long_array);
+  std::FILE* devnull = std::fopen("/dev/null", "w");
+  EXPECT_EQ(CompareCommand(ok, bad, CompareOptions{}, "text", devnull), 2);
+  std::fclose(devnull);
+  EXPECT_FALSE(LoadReport(bad, &got, &err));
+  EXPECT_EQ(err, bad + ": /extra: more than 100000 elements in one array");
+  unlink(ok.c_str());
+  unlink(bad.c_str());
 }
 
 // Issue 15: a candidate with tripled p50/p99 summaries over an unchanged

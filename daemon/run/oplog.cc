@@ -54,16 +54,30 @@ OpLog::~OpLog() {
   Close(&ignored);
 }
 
-bool OpLog::Open(const std::string& path, std::string* err) {
-  f_ = OpenNoFollow(path, /*append=*/false);
-  if (!f_) {
-    *err = path + ": cannot open operation log: " + strerror(errno);
+bool OpLog::Adopt(std::FILE* f, const std::string& path, std::string* err) {
+  struct stat st {};
+  if (fstat(fileno(f), &st) != 0) {
+    *err = path + ": operation log: fstat: " + strerror(errno);
+    std::fclose(f);
     return false;
   }
+  f_ = f;
   path_ = path;
+  bytes_ = static_cast<uint64_t>(st.st_size);
+  dev_ = static_cast<uint64_t>(st.st_dev);
+  ino_ = static_cast<uint64_t>(st.st_ino);
   buf_ = new char[kBufferBytes];
   setvbuf(f_, buf_, _IOFBF, kBufferBytes);
   return true;
+}
+
+bool OpLog::Open(const std::string& path, std::string* err) {
+  std::FILE* f = OpenNoFollow(path, /*append=*/false);
+  if (!f) {
+    *err = path + ": cannot open operation log: " + strerror(errno);
+    return false;
+  }
+  return Adopt(f, path, err);
 }
 
 bool OpLog::Append(const OpRecord& rec, std::string* err) {
@@ -77,49 +91,69 @@ bool OpLog::Append(const OpRecord& rec, std::string* err) {
   return true;
 }
 
-bool OpLog::OpenAt(const std::string& path, uint64_t bytes, std::string* err) {
-  f_ = OpenNoFollow(path, /*append=*/true);
-  if (!f_) {
-    *err = path + ": cannot open operation log: " + strerror(errno);
+bool OpLog::OpenAt(const std::string& path, const Position& at, std::string* err) {
+  if (at.ino == 0)
+    return Open(path, err);
+  // Not created: a missing log is the checkpoint's log gone, not a new one.
+  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    *err = path + ": cannot reopen the checkpoint's operation log: " + strerror(errno);
     return false;
   }
-  path_ = path;
   struct stat st {};
-  if (fstat(fileno(f_), &st) == 0 && static_cast<uint64_t>(st.st_size) > bytes &&
-      ftruncate(fileno(f_), static_cast<off_t>(bytes)) != 0) {
-    *err = path + ": cannot cut the operation log back to the checkpoint: " + strerror(errno);
-    std::fclose(f_);
-    f_ = nullptr;
+  std::string why;
+  if (fstat(fd, &st) != 0) {
+    why = std::string("fstat: ") + strerror(errno);
+  } else if (static_cast<uint64_t>(st.st_dev) != at.dev ||
+             static_cast<uint64_t>(st.st_ino) != at.ino) {
+    why = "another file (device " + std::to_string(st.st_dev) + ", inode " +
+          std::to_string(st.st_ino) + ") than the checkpoint's (device " + std::to_string(at.dev) +
+          ", inode " + std::to_string(at.ino) + "): rotated or replaced after the checkpoint";
+  } else if (static_cast<uint64_t>(st.st_size) < at.bytes) {
+    why = std::to_string(st.st_size) + " bytes, shorter than the " + std::to_string(at.bytes) +
+          " the checkpoint recorded: truncated after the checkpoint";
+  } else if (static_cast<uint64_t>(st.st_size) > at.bytes &&
+             ftruncate(fd, static_cast<off_t>(at.bytes)) != 0) {
+    why = std::string("cannot cut it back to the checkpoint: ") + strerror(errno);
+  }
+  if (!why.empty()) {
+    *err = path + ": operation log not resumed: " + why +
+           "; move it away and start fresh (--fresh), or restore the file";
+    close(fd);
     return false;
   }
-  bytes_ = bytes;
-  buf_ = new char[kBufferBytes];
-  setvbuf(f_, buf_, _IOFBF, kBufferBytes);
-  return true;
+  std::FILE* f = fdopen(fd, "a");
+  if (!f) {
+    *err = path + ": cannot open operation log: " + strerror(errno);
+    close(fd);
+    return false;
+  }
+  return Adopt(f, path, err);
 }
 
 bool OpLog::Reopen(std::string* err) {
   if (!f_)
     return true;
   const std::string path = path_;
-  const uint64_t bytes = bytes_;
   if (!Close(err))
     return false;
-  f_ = OpenNoFollow(path, /*append=*/true);
-  if (!f_) {
+  std::FILE* f = OpenNoFollow(path, /*append=*/true);
+  if (!f) {
     *err = path + ": cannot reopen operation log: " + strerror(errno);
     return false;
   }
-  path_ = path;
-  bytes_ = bytes;
-  buf_ = new char[kBufferBytes];
-  setvbuf(f_, buf_, _IOFBF, kBufferBytes);
-  return true;
+  return Adopt(f, path, err);
 }
 
-bool OpLog::Flush(std::string* err) {
-  if (f_ && std::fflush(f_) != 0) {
+bool OpLog::Sync(std::string* err) {
+  if (!f_)
+    return true;
+  if (std::fflush(f_) != 0) {
     *err = path_ + ": write: " + strerror(errno);
+    return false;
+  }
+  if (fsync(fileno(f_)) != 0 && errno != EINVAL) {
+    *err = path_ + ": fsync: " + strerror(errno);
     return false;
   }
   return true;

@@ -25,25 +25,45 @@ class OpLog {
   bool Append(const OpRecord& rec, std::string* err);
   bool Close(std::string* err);  // flush, fsync, close
 
-  // Resume: keeps the first `bytes` of an existing log (the operations up to
-  // the checkpoint), drops the rest (operations that will be redone) and
-  // appends from there. A log shorter than `bytes` (rotated) is appended to.
-  bool OpenAt(const std::string& path, uint64_t bytes, std::string* err);
-  // SIGHUP: close and reopen the same path for appending (after a rotation).
+  // Where the log stands in the file it writes: that file's length (bytes
+  // flushed or buffered) and identity. A checkpoint records it.
+  struct Position {
+    uint64_t bytes = 0;
+    uint64_t dev = 0;
+    uint64_t ino = 0;  // 0: no log was open
+  };
+
+  // Resume: keeps the first `at.bytes` of the file the checkpoint recorded
+  // (the operations up to the checkpoint), drops the rest (operations that
+  // will be redone) and appends from there. Refused, with a one-line error
+  // naming the path, when `path` is missing, is another file (a rotation
+  // after the checkpoint, a copy) or is shorter than recorded: cutting or
+  // appending would tear a line or duplicate records. `at.ino == 0` (no log
+  // at the checkpoint): a new log, as Open.
+  bool OpenAt(const std::string& path, const Position& at, std::string* err);
+  // SIGHUP: close and reopen the same path for appending. After a rotation
+  // (mv, then HUP) that is a new file, counted from its own length (0).
   bool Reopen(std::string* err);
-  // Flushes the buffer to the file (checkpoints record a flushed length).
-  bool Flush(std::string* err);
-  // Bytes written through this log since Open, plus the resumed length.
+  // Flushes the buffer and fsyncs the file: a checkpoint never records more
+  // than the file holds after a power cut.
+  bool Sync(std::string* err);
+  Position position() const { return {bytes_, dev_, ino_}; }
+  // Bytes in the current file.
   uint64_t bytes() const { return bytes_; }
 
   // The line Append writes, without the newline (for tests).
   static std::string Format(const OpRecord& rec);
 
  private:
+  // Takes `f` (opened on `path`): its identity, its length, the buffer.
+  bool Adopt(std::FILE* f, const std::string& path, std::string* err);
+
   std::FILE* f_ = nullptr;
   std::string path_;
   char* buf_ = nullptr;
   uint64_t bytes_ = 0;
+  uint64_t dev_ = 0;
+  uint64_t ino_ = 0;
 };
 
 }  // namespace cpuhp

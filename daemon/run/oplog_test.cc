@@ -31,7 +31,7 @@ TEST(OpLogTest, ASymlinkIsNotFollowed) {
   }
   {
     OpLog log;
-    EXPECT_FALSE(log.OpenAt(d + "/ops.jsonl", 0, &err));
+    EXPECT_FALSE(log.OpenAt(d + "/ops.jsonl", OpLog::Position{}, &err));
   }
   EXPECT_EQ(Slurp(d + "/t3"), "precious\n");
   // A regular file is still written as before.

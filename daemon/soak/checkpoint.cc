@@ -61,6 +61,8 @@ json CheckpointToJson(const Checkpoint& c) {
           {"first_errors", std::move(errors)},
           {"first_errors_dropped", c.first_errors_dropped},
           {"oplog_bytes", c.oplog_bytes},
+          {"oplog_dev", c.oplog_dev},
+          {"oplog_ino", c.oplog_ino},
           {"restarts", c.restarts},
           {"stuck", c.stuck},
           {"stuck_dropped", c.stuck_dropped}};
@@ -96,6 +98,8 @@ bool CheckpointFromJson(const json& j, Checkpoint* c, std::string* err) {
       out.first_errors.push_back(OpRecordFromJson(e));
     out.first_errors_dropped = j.at(field = "first_errors_dropped").get<uint64_t>();
     out.oplog_bytes = j.at(field = "oplog_bytes").get<uint64_t>();
+    out.oplog_dev = j.at(field = "oplog_dev").get<uint64_t>();
+    out.oplog_ino = j.at(field = "oplog_ino").get<uint64_t>();
     out.restarts = j.at(field = "restarts");
     out.stuck = j.at(field = "stuck");
     out.stuck_dropped = j.at(field = "stuck_dropped").get<uint64_t>();

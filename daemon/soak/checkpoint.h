@@ -17,7 +17,8 @@
 
 namespace cpuhp {
 
-inline constexpr int kCheckpointVersion = 1;
+// 2: the operation log's position is per file (oplog_dev, oplog_ino).
+inline constexpr int kCheckpointVersion = 2;
 inline constexpr const char* kCheckpointFormat = "cpuhp-stress-checkpoint";
 
 struct Checkpoint {
@@ -37,7 +38,11 @@ struct Checkpoint {
   nlohmann::json sim;       // SimCpuControl::SaveState, null for sysfs
   std::vector<OpRecord> first_errors;
   uint64_t first_errors_dropped = 0;
-  uint64_t oplog_bytes = 0;                           // operation log length at next_index
+  // The operation log at next_index: the length of the file it was writing
+  // and that file's identity (0, 0, 0: no log).
+  uint64_t oplog_bytes = 0;
+  uint64_t oplog_dev = 0;
+  uint64_t oplog_ino = 0;
   nlohmann::json restarts = nlohmann::json::array();  // see soak.h
   nlohmann::json stuck = nlohmann::json::array();
   uint64_t stuck_dropped = 0;  // stuck writes past the record limit

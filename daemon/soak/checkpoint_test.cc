@@ -148,11 +148,11 @@ TEST(OpLogResume, OpenAtCutsTheLogBackToTheCheckpoint) {
   ASSERT_TRUE(log.Open(path, &err));
   OpRecord r;
   log.Append(r, &err);
-  const uint64_t at = log.bytes();
+  const OpLog::Position at = log.position();
   r.index = 1;
   log.Append(r, &err);
   ASSERT_TRUE(log.Close(&err));
-  EXPECT_EQ(std::filesystem::file_size(path), 2 * at);
+  EXPECT_EQ(std::filesystem::file_size(path), 2 * at.bytes);
   OpLog again;
   ASSERT_TRUE(again.OpenAt(path, at, &err)) << err;
   r.index = 9;
@@ -166,6 +166,94 @@ TEST(OpLogResume, OpenAtCutsTheLogBackToTheCheckpoint) {
   EXPECT_NE(l1.find("\"i\":0,"), std::string::npos);
   EXPECT_NE(l2.find("\"i\":9,"), std::string::npos);
   std::filesystem::remove(path);
+}
+
+// mv ops.jsonl ops.1; kill -HUP: the new file counts from 0, so a checkpoint
+// after the rotation records the new file's length, not the total.
+TEST(OpLogResume, ARotatedLogCountsFromZero) {
+  const std::filesystem::path d = std::filesystem::temp_directory_path() / "cpuhp-oplog-rotate";
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  const std::string path = d / "ops.jsonl";
+  std::string err;
+  OpLog log;
+  ASSERT_TRUE(log.Open(path, &err));
+  OpRecord r;
+  ASSERT_TRUE(log.Append(r, &err));
+  const OpLog::Position before = log.position();
+  std::filesystem::rename(path, d / "ops.1");
+  ASSERT_TRUE(log.Reopen(&err)) << err;
+  const OpLog::Position after = log.position();
+  EXPECT_EQ(after.bytes, 0u);
+  EXPECT_NE(after.ino, before.ino);
+  ASSERT_TRUE(log.Append(r, &err));
+  ASSERT_TRUE(log.Sync(&err)) << err;
+  EXPECT_EQ(log.position().bytes, std::filesystem::file_size(path));
+  // A reopen without a rotation continues the same file at its length.
+  ASSERT_TRUE(log.Reopen(&err)) << err;
+  EXPECT_EQ(log.position().bytes, before.bytes);
+  EXPECT_EQ(log.position().ino, after.ino);
+  ASSERT_TRUE(log.Close(&err));
+  EXPECT_EQ(std::filesystem::file_size(d / "ops.1"), before.bytes);
+  std::filesystem::remove_all(d);
+}
+
+// A resume never cuts or appends to a file that is not the one recorded, or
+// that lost part of what the checkpoint counted: one line naming the file.
+TEST(OpLogResume, AnotherOrShorterFileIsRefused) {
+  const std::filesystem::path d = std::filesystem::temp_directory_path() / "cpuhp-oplog-refuse";
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  const std::string path = d / "ops.jsonl";
+  std::string err;
+  OpLog::Position at;
+  {
+    OpLog log;
+    ASSERT_TRUE(log.Open(path, &err));
+    OpRecord r;
+    log.Append(r, &err);
+    log.Append(r, &err);
+    at = log.position();
+    ASSERT_TRUE(log.Close(&err));
+  }
+  const std::string whole = [&] {
+    std::ifstream f(path);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  }();
+  // Shorter than recorded (truncated, or a torn copy).
+  std::filesystem::resize_file(path, at.bytes - 10);
+  OpLog shorter;
+  EXPECT_FALSE(shorter.OpenAt(path, at, &err));
+  EXPECT_EQ(err.rfind(path + ": operation log not resumed: " + std::to_string(at.bytes - 10) +
+                          " bytes, shorter than the " + std::to_string(at.bytes) +
+                          " the checkpoint recorded",
+                      0),
+            0u)
+      << err;
+  EXPECT_EQ(err.find('\n'), std::string::npos);
+  EXPECT_EQ(std::filesystem::file_size(path), at.bytes - 10);  // untouched
+  // Another inode, longer than recorded (a copy put in place, a rotated-in
+  // file). Written beside and renamed over: while the old file exists the
+  // new one cannot get its inode number.
+  std::ofstream(path + ".new") << whole << whole;
+  std::filesystem::rename(path + ".new", path);
+  OpLog other;
+  EXPECT_FALSE(other.OpenAt(path, at, &err));
+  EXPECT_NE(err.find(path + ": operation log not resumed: another file (device "),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(std::filesystem::file_size(path), 2 * whole.size());  // not cut
+  // Missing: not silently created.
+  std::filesystem::remove(path);
+  OpLog missing;
+  EXPECT_FALSE(missing.OpenAt(path, at, &err));
+  EXPECT_EQ(err,
+            path + ": cannot reopen the checkpoint's operation log: No such file or directory");
+  EXPECT_FALSE(std::filesystem::exists(path));
+  // No log at the checkpoint: a new one.
+  OpLog fresh;
+  EXPECT_TRUE(fresh.OpenAt(path, OpLog::Position{}, &err)) << err;
+  std::filesystem::remove_all(d);
 }
 
 }  // namespace

@@ -243,9 +243,12 @@ bool SoakSession::WriteNow(Runner* runner, const RunStats& stats, Schedule* sche
   c.first_errors = runner->first_errors();
   c.first_errors_dropped = runner->first_errors_dropped();
   if (oplog && oplog->is_open()) {
-    if (!oplog->Flush(&err))
+    if (!oplog->Sync(&err))
       spdlog::error("{}", err);
-    c.oplog_bytes = oplog->bytes();
+    const OpLog::Position at = oplog->position();
+    c.oplog_bytes = at.bytes;
+    c.oplog_dev = at.dev;
+    c.oplog_ino = at.ino;
   }
   c.restarts = ckpt_.restarts;
   c.stuck = watchdog_ ? watchdog_->Records() : nlohmann::json::array();

@@ -58,7 +58,9 @@ class SoakSession {
   // checkpoint's. false only when a refused checkpoint cannot be moved aside.
   bool Load(uint64_t* seed, std::string* err);
   bool resuming() const { return resuming_; }
-  uint64_t oplog_bytes() const { return ckpt_.oplog_bytes; }
+  OpLog::Position oplog_position() const {
+    return {ckpt_.oplog_bytes, ckpt_.oplog_dev, ckpt_.oplog_ino};
+  }
   const std::string& started_at() const { return ckpt_.started_at; }
 
   // Restores schedule, statistics and the simulated machine. A checkpoint

@@ -85,7 +85,8 @@ std::string ShortReason(const json::exception& ex) {
 // parse_error callback has one for every error.
 class DomBuilder : public nlohmann::json_sax<json> {
  public:
-  explicit DomBuilder(json* root) : root_(root) {}
+  DomBuilder(json* root, size_t max_array_elements)
+      : root_(root), max_array_elements_(max_array_elements) {}
 
   bool null() override { return Add(nullptr); }
   bool boolean(bool b) override { return Add(b); }
@@ -126,6 +127,8 @@ class DomBuilder : public nlohmann::json_sax<json> {
   size_t error_offset = 0;
   std::string error_reason;
   std::string duplicate_key;  // its JSON pointer, when that stopped the parse
+  bool array_too_long = false;
+  std::string long_array;  // its JSON pointer ("" for the top level)
 
  private:
   json* Place(json v) {
@@ -134,18 +137,23 @@ class DomBuilder : public nlohmann::json_sax<json> {
       return root_;
     }
     if (stack_.back()->is_array()) {
+      if (stack_.back()->size() >= max_array_elements_) {
+        array_too_long = true;
+        long_array = Pointer();
+        return nullptr;
+      }
       stack_.back()->push_back(std::move(v));
       return &stack_.back()->back();
     }
     *slot_ = std::move(v);
     return slot_;
   }
-  bool Add(json v) {
-    Place(std::move(v));
-    return true;
-  }
+  bool Add(json v) { return Place(std::move(v)) != nullptr; }
   bool Open(json v) {
-    stack_.push_back(Place(std::move(v)));
+    json* placed = Place(std::move(v));
+    if (!placed)
+      return false;
+    stack_.push_back(placed);
     keys_.emplace_back();
     return true;
   }
@@ -170,6 +178,7 @@ class DomBuilder : public nlohmann::json_sax<json> {
   }
 
   json* root_;
+  size_t max_array_elements_;
   std::vector<json*> stack_;       // open containers; only the top one grows
   json* slot_ = nullptr;           // the value of the last key read
   std::vector<std::string> keys_;  // per open container: its last key read
@@ -226,17 +235,21 @@ bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text,
   return true;
 }
 
-bool ParseJsonText(const std::string& text, const std::string& path, json* doc, std::string* err) {
+bool ParseJsonText(const std::string& text, const std::string& path, json* doc, std::string* err,
+                   size_t max_array_elements) {
   if (size_t deep = TooDeepAt(text); deep != std::string_view::npos) {
     *err = path + ": invalid JSON at " + Where(text, deep) + ": nested deeper than " +
            std::to_string(kMaxDepth) + " levels";
     return false;
   }
-  DomBuilder builder(doc);
+  DomBuilder builder(doc, max_array_elements);
   if (!json::sax_parse(text, &builder, json::input_format_t::json, /*strict=*/true,
                        /*ignore_comments=*/false)) {
     if (!builder.duplicate_key.empty())
       *err = path + ": " + builder.duplicate_key + ": duplicate key (each key once)";
+    else if (builder.array_too_long)
+      *err = path + ": " + (builder.long_array.empty() ? "/" : builder.long_array) +
+             ": more than " + std::to_string(max_array_elements) + " elements in one array";
     else
       *err = path + ": invalid JSON at " + Where(text, builder.error_offset) + ": " +
              builder.error_reason;

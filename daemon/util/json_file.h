@@ -6,6 +6,7 @@
 // that never echoes raw bytes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -22,9 +23,11 @@ bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text,
                    int* err_no = nullptr, FileKind kind = FileKind::kAny);
 
 // Parses `text`; `source` names it in errors. Nesting deeper than 64 levels is
-// refused before the parser sees it.
+// refused before the parser sees it; an array longer than max_array_elements
+// while it is read ("<source>: /per_cpu: more than 100000 elements in one
+// array"), before it can cost memory or later work.
 bool ParseJsonText(const std::string& text, const std::string& source, nlohmann::json* doc,
-                   std::string* err);
+                   std::string* err, size_t max_array_elements = SIZE_MAX);
 
 // j.dump(indent) that never throws on invalid UTF-8 (a hostname, the kernel
 // command line, a path given to us): bad bytes become U+FFFD, and one string

@@ -143,7 +143,7 @@ class HealthTest(lib.RealCpuCase):
         t0 = time.monotonic()
         rc, out, err = self.run_and_inject("--duration", "60s", "--on-kernel-warning", "stop")
         self.assertLess(time.monotonic() - t0, 30, "the run did not stop at the warning")
-        self.assertEqual(rc, 1, out + err)
+        self.assertEqual(rc, 3, out + err)  # finished (stopped on an error), failure reported
         r = self.load()
         self.assertEqual(r["run"]["stop_reason"], "error")
         h = r["timing_sources"]["kmsg_health"]

@@ -61,7 +61,7 @@ def run(name, state, kills=()):
             time.sleep(0.02)
         if fraction is None:
             _, err = p.communicate()
-            if p.returncode not in (0, 1):
+            if p.returncode not in (0, 3):  # 3: finished, 0.1 % of writes failed
                 sys.exit(f"FAIL: {name}: exit {p.returncode}: {err}")
     wall = time.monotonic() - t0
     with open(report) as f:

@@ -4,6 +4,9 @@
 # exposure of 2.0 or lower in `systemd-analyze security --offline=true`.
 # systemd-analyze runs without systemd as PID 1. The units name the installed
 # binary; verify checks that it exists, so the copies here name the built one.
+# The exit status of a run that finished with failures (a sim run whose
+# writes fail) is one the units do not restart on: a restart would start the
+# whole soak again and overwrite its report.
 # usage: units_test.sh SOURCE_DIR BINARY
 set -euo pipefail
 src=$1 bin=$2
@@ -11,9 +14,26 @@ command -v systemd-analyze >/dev/null || { echo "systemd-analyze missing (apt-ge
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
+cat > "$tmp/fails.json" <<EOF
+{"backend": "sim", "pattern": "roundrobin", "cpus": "1-3", "iterations": 200, "seed": 1,
+ "progress": "never", "report": "$tmp/fails-report.json", "sim": {"cpus": 4, "error_rate": 0.2}}
+EOF
+rc=0
+"$bin" run --config "$tmp/fails.json" >"$tmp/fails.out" 2>&1 || rc=$?
+if [ "$rc" = 0 ] || [ "$rc" = 2 ] || [ ! -s "$tmp/fails-report.json" ]; then
+  echo "FAIL: a sim run with failed writes exited $rc, report written: $([ -s "$tmp/fails-report.json" ] && echo yes || echo no)"
+  cat "$tmp/fails.out"; status=1
+fi
+echo "a run that finished with failures exits $rc"
 for unit in cpuhp-stress.service cpuhp-stress@.service; do
   name=${unit/@./@soak.}
   sed "s|/usr/local/bin/cpuhp-stress|$bin|g" "$src/systemd/$unit" > "$tmp/$name"
+  grep -qx 'Restart=on-failure' "$src/systemd/$unit" || { echo "FAIL: $unit: no Restart=on-failure"; status=1; }
+  prevent=$(sed -n 's/^RestartPreventExitStatus=//p' "$src/systemd/$unit" | tr '\n' ' ')
+  if ! grep -qw -- "$rc" <<<"$prevent"; then
+    echo "FAIL: $unit restarts a run that finished with failures (exit $rc; RestartPreventExitStatus=$prevent)"
+    status=1
+  fi
   out=$(cd "$tmp" && systemd-analyze verify --man=no "$tmp/$name" 2>&1) || { echo "FAIL: verify $unit exited non-zero"; status=1; }
   if [ -n "$out" ]; then echo "FAIL: verify $unit says:"; echo "$out"; status=1; fi
   sec=$(systemd-analyze security --offline=true "$tmp/$name" 2>&1 || true)

@@ -29,5 +29,13 @@ say "report_kinds=$(grep -o '"kind": *"[a-z]*"' "$r" | tr -d ' "' | tr '\n' ,)"
 say "report_stop=$(grep -o '"stop_reason": *"[a-z]*"' "$r" | tr -d ' "')"
 say "report_ops=$(grep -m1 -o '"ops": *[0-9]*' "$r" | tr -d ' "')"
 journalctl -b -u "$u" -o cat | tail -n 15 | sed 's/^/VMTEST-LOG: /' > /dev/ttyS0
+# A run that finishes with failures in its report (sim, 20 % of writes fail)
+# exits 3, which the unit must not restart: a restart would start the soak
+# over and overwrite the report.
+f=cpuhp-stress@fails.service
+systemctl start "$f"
+sleep 12  # RestartSec=5: long enough for two restarts
+say "fails_status=$(systemctl show -p ExecMainStatus --value "$f") fails_restarts=$(systemctl show -p NRestarts --value "$f") fails_active=$(systemctl show -p ActiveState --value "$f")"
+test -s /var/log/cpuhp-stress/fails.json && say "fails_report=yes"
 say "done"
 systemctl poweroff -f

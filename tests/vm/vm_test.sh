@@ -6,7 +6,8 @@
 # tests/vm/guest_check.sh reports on the serial console: the unit reaches
 # READY, StatusText shows progress, kill -9 of the main PID restarts it and it
 # resumes from the checkpoint, `systemctl stop` leaves every CPU online, the
-# journal holds the structured fields, the final report records the restart.
+# journal holds the structured fields, the final report records the restart,
+# and a run that finishes with failures (exit 3) is not restarted.
 # The root file system tarball is cached in /var/cache/cpuhp-stress (first run: a few
 # minutes of debootstrap; then about a minute per run).
 # usage: vm_test.sh SOURCE_DIR BUILD_DIR     exit 77: cannot run here
@@ -43,6 +44,7 @@ tar -C "$root" -xf "$rootfs_tar"
 install -D -m755 "$build/cpuhp-stress" "$root/usr/local/bin/cpuhp-stress"
 install -D -m644 "$src/configs/soak-24h.json" "$root/usr/local/share/cpuhp-stress/configs/soak-24h.json"
 install -D -m644 "$src/tests/vm/vm.json" "$root/etc/cpuhp-stress/vm.json"
+install -D -m644 "$src/tests/vm/vm-fails.json" "$root/etc/cpuhp-stress/fails.json"
 install -D -m644 "$src/systemd/cpuhp-stress.service" "$root/etc/systemd/system/cpuhp-stress.service"
 install -D -m644 "$src/systemd/cpuhp-stress@.service" "$root/etc/systemd/system/cpuhp-stress@.service"
 install -D -m755 "$src/tests/vm/guest_check.sh" "$root/usr/local/bin/guest_check.sh"
@@ -71,4 +73,5 @@ check "resumed from the checkpoint" "[ '$(v resumed)' = yes ]"
 check "systemctl stop leaves every CPU online" "[ -n '$(v online)' ] && [ '$(v online)' = '$(v present)' ]"
 check "journal holds CPU/OP/ITERATION fields" "[ '$(v journal_fields)' -gt 0 ] 2>/dev/null"
 check "final report records the crash restart" "grep -q 'report_kinds=kind:crash' $work/vmtest.txt"
+check "a run that finished with failures (exit 3) is not restarted" "[ '$(v fails_status)' = 3 ] && [ '$(v fails_restarts)' = 0 ] && [ '$(v fails_report)' = yes ]"
 exit $fail
