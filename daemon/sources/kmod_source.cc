@@ -109,8 +109,12 @@ void KmodJoiner::Join(const OpRecord& op, const std::vector<cpuhp_probe_record>&
     }
     ++joined_;
     Phase& ph = phases_[static_cast<int>(dir)][r.probe_id];
-    ph.all.Record(r.duration_ns);
-    ph.by_online[op.online_before].Record(r.duration_ns);
+    // A sweep's set-up write (bringing N CPUs online between levels) is
+    // not a measurement: like the write itself, kept out of the tables.
+    if (!op.setup) {
+      ph.all.Record(r.duration_ns);
+      ph.by_online[op.online_before].Record(r.duration_ns);
+    }
     if (r.retval != 0)
       ++ph.retval_nonzero;
     if (r.start_ns + r.duration_ns > op_end) {
@@ -131,6 +135,8 @@ void KmodJoiner::Join(const OpRecord& op, const std::vector<cpuhp_probe_record>&
                   {"online_before", op.online_before},
                   {"write_ns", op.duration_ns},
                   {"phases", std::move(phases_of_op)}});
+  if (op.setup)
+    ops_.back()["setup"] = true;
 }
 
 json KmodJoiner::ToJson() const {

@@ -136,6 +136,26 @@ TEST(KmodJoinerTest, JoinsByWindowCpuAndDirection) {
   EXPECT_EQ(out["ops"][1]["direction"], "online");
 }
 
+// A sweep's set-up writes are joined and listed but stay out of the phase
+// tables, as they stay out of the write latency tables: one row per level.
+TEST(KmodJoinerTest, SetUpWritesStayOutOfThePhaseTables) {
+  KmodJoiner j;
+  OpRecord setup = Op(0, 3, Direction::kOffline, 1000, 10000, 4);
+  setup.setup = true;
+  j.Join(setup, {Rec(CPUHP_PROBE_TAKEDOWN_CPU, 3, 2000, 6000)});
+  j.Join(Op(1, 2, Direction::kOffline, 20000, 10000, 3),
+         {Rec(CPUHP_PROBE_TAKEDOWN_CPU, 2, 21000, 5000)});
+  EXPECT_EQ(j.joined(), 2u);
+  nlohmann::json out = j.ToJson();
+  const auto& take = out["kernel_phases"]["offline"]["takedown_cpu"];
+  EXPECT_EQ(take["all"]["count"], 1u);
+  ASSERT_EQ(take["by_online"].size(), 1u);
+  EXPECT_EQ(take["by_online"][0]["online_cpus"], 3);
+  ASSERT_EQ(out["ops"].size(), 2u);
+  EXPECT_EQ(out["ops"][0]["setup"], true);
+  EXPECT_FALSE(out["ops"][1].contains("setup"));
+}
+
 TEST(KmodJoinerTest, CountsPhaseLongerThanWriteAndErrors) {
   KmodJoiner j;
   OpRecord off = Op(0, 1, Direction::kOffline, 1000, 1000, 2);

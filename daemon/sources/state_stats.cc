@@ -52,6 +52,11 @@ std::string KernelStateStats::PhaseName(const TraceStep& s) const {
 
 void KernelStateStats::AddOperation(const OpRecord& rec, const std::vector<TraceStep>& steps) {
   const int dir = static_cast<int>(rec.dir);
+  // A sweep's set-up write is not a measurement: counted, in no table.
+  if (rec.setup) {
+    ++setup_ops_;
+    return;
+  }
   if (steps.empty()) {
     ++ops_without_steps_;
     return;
@@ -170,9 +175,13 @@ nlohmann::json KernelStateStats::ToJson() const {
         {"unaccounted", SummarizeHistogram(unaccounted_[d])},
         {"max_state_sum_fraction", max_fraction_[d]}};
   }
-  return {{"ops_with_steps", ops_with_steps_}, {"ops_without_steps", ops_without_steps_},
-          {"write_total_ns", write_total_ns_}, {"kernel_states", std::move(states)},
-          {"phases", std::move(phases)},       {"per_operation", std::move(per_op)},
+  return {{"ops_with_steps", ops_with_steps_},
+          {"ops_without_steps", ops_without_steps_},
+          {"setup_ops", setup_ops_},
+          {"write_total_ns", write_total_ns_},
+          {"kernel_states", std::move(states)},
+          {"phases", std::move(phases)},
+          {"per_operation", std::move(per_op)},
           {"first_operations", first_ops_}};
 }
 

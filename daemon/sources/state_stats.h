@@ -81,6 +81,7 @@ class KernelStateStats {
   uint64_t write_total_ns_ = 0;
   uint64_t ops_with_steps_ = 0;
   uint64_t ops_without_steps_ = 0;
+  uint64_t setup_ops_ = 0;  // a sweep's set-up writes: in no statistic
   nlohmann::json first_ops_ = nlohmann::json::array();
 };
 

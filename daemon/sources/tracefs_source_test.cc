@@ -204,6 +204,23 @@ OpRecord OpNs(uint64_t index, int cpu, Direction dir, uint64_t start_ns, uint64_
   return r;
 }
 
+// A sweep's set-up write is counted apart and stays out of every table.
+TEST(TraceJoiner, SetUpWritesStayOutOfTheStateTables) {
+  TraceJoiner j(States("x86_64-6.18.states"));
+  j.FeedText(Fixture("x86_64-6.18-cpu1-offline-online.trace"));
+  OpRecord setup = Op(0, 1, Direction::kOffline, 2497.383, 50.0, 2);
+  setup.setup = true;
+  j.EndOperation(setup);
+  j.EndOperation(Op(1, 1, Direction::kOnline, 2497.468, 4.7, 1));
+  j.Finish();
+  json out = j.stats().ToJson();
+  EXPECT_EQ(out["setup_ops"], 1);
+  EXPECT_EQ(out["ops_with_steps"], 1);
+  EXPECT_EQ(out["ops_without_steps"], 0);
+  EXPECT_EQ(FindState(out, "takedown_cpu", "offline"), nullptr);
+  EXPECT_NE(FindPhase(out, "cpuhp_bringup_ap", "online"), nullptr);
+}
+
 TEST(TraceJoiner, CapturedArm64_61OfflineOnline) {
   const HotplugStates states = States("arm64-6.1.states");
   TraceJoiner j(states);
