@@ -446,6 +446,22 @@ const std::string& TracefsSource::CommOf(int pid, int event_cpu) {
   return it->second;
 }
 
+TraceEvent ToTraceEvent(const RawCpuhpEvent& e, std::string comm, std::string fun) {
+  TraceEvent ev;
+  ev.kind = e.kind;
+  ev.pid = e.pid;
+  ev.event_cpu = e.event_cpu;
+  ev.ts_ns = e.ts_ns;
+  ev.cpu = e.cpu;
+  ev.idx = e.idx;
+  ev.target = e.target;
+  ev.ret = e.ret;
+  ev.comm = std::move(comm);
+  if (e.kind != TraceKind::kExit)
+    ev.fun = std::move(fun);
+  return ev;
+}
+
 std::unordered_map<uint64_t, std::string> CallbackNamesFromText(
     std::string_view text, const std::vector<RawCpuhpEvent>& events) {
   // Key: (event CPU, pid, hotplugged CPU, state, microsecond).
@@ -535,23 +551,13 @@ void TracefsSource::Drain() {
   joiner_->AddLost(raw_->missed);
   raw_->missed = 0;
   for (const RawCpuhpEvent& e : raw_->events) {
-    TraceEvent ev;
-    ev.kind = e.kind;
-    ev.pid = e.pid;
-    ev.event_cpu = e.event_cpu;
-    ev.ts_ns = e.ts_ns;
-    ev.cpu = e.cpu;
-    ev.idx = e.idx;
-    ev.target = e.target;
-    ev.ret = e.ret;
-    ev.comm = CommOf(e.pid, e.event_cpu);
+    std::string fun;
     if (e.kind != TraceKind::kExit) {
-      const std::string& n = fun_names_[e.fun];
-      ev.fun = n;
-      if (n.empty() || n[0] == '0')
+      fun = fun_names_[e.fun];
+      if (fun.empty() || fun[0] == '0')
         ++unnamed_;
     }
-    joiner_->FeedEvent(ev);
+    joiner_->FeedEvent(ToTraceEvent(e, CommOf(e.pid, e.event_cpu), std::move(fun)));
   }
   for (const OpRecord& rec : ops_)
     joiner_->EndOperation(rec);

@@ -149,6 +149,10 @@ class TraceJoiner {
   std::vector<std::string> malformed_examples_;
 };
 
+// The event as the joiner takes it, named: `comm` the task, `fun` the
+// callback (ignored for exits, which carry none).
+TraceEvent ToTraceEvent(const RawCpuhpEvent& e, std::string comm, std::string fun);
+
 // Callback address -> name, from the text (`trace` file) of the same events:
 // each raw enter takes the name of the text enter with its event CPU, pid,
 // hotplugged CPU, state and microsecond.

@@ -471,23 +471,14 @@ TEST(RawCpuhpReader, SameStepsAndStatesAsTheTextPath) {
   HotplugStates states = States("x86_64-6.18.states");
   TraceJoiner from_text(states), from_raw(states, 1);
   from_text.FeedText(text);
+  const std::vector<TraceEvent> text_events = TextEvents(text);
   for (const RawCpuhpEvent& e : r.events) {
-    TraceEvent ev;
-    ev.kind = e.kind;
-    ev.pid = e.pid;
-    ev.event_cpu = e.event_cpu;
-    ev.ts_ns = e.ts_ns;
-    ev.cpu = e.cpu;
-    ev.idx = e.idx;
-    ev.target = e.target;
-    ev.ret = e.ret;
-    ev.comm = e.pid == 0 ? "swapper/" + std::to_string(e.event_cpu) : "";
-    for (const TraceEvent& t : TextEvents(text))
+    std::string comm = e.pid == 0 ? "swapper/" + std::to_string(e.event_cpu) : "";
+    for (const TraceEvent& t : text_events)
       if (t.pid == e.pid)
-        ev.comm = t.comm;
-    if (e.kind != TraceKind::kExit)
-      ev.fun = names.at(e.fun);
-    from_raw.FeedEvent(ev);
+        comm = t.comm;
+    from_raw.FeedEvent(
+        ToTraceEvent(e, std::move(comm), e.kind != TraceKind::kExit ? names.at(e.fun) : ""));
   }
   OpRecord op;
   op.cpu = 1;
