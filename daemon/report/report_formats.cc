@@ -98,9 +98,7 @@ ReportCheck RunCompletedCheck(const json& report) {
     target_list += (target_list.empty() ? "" : ", ") + t;
   const uint64_t ops = U64(Get(report, "totals"), "ops");
   c.pass = std::find(targets.begin(), targets.end(), reason) != targets.end();
-  c.has_measurement = true;
-  c.value = static_cast<double>(ops);
-  c.unit = "ops";
+  c.Measured(static_cast<double>(ops), "ops");
   if (reason.empty()) {
     c.message = Fmt("no stop reason: an interim report, the run was still going after %" PRIu64
                     " operations",
@@ -129,9 +127,7 @@ void FaultChecks(const json& report, std::vector<ReportCheck>* checks) {
     const json& t = Get(faults, "totals");
     const uint64_t bad = U64(t, "not_rolled_back");
     rolled.pass = bad == 0;
-    rolled.has_measurement = true;
-    rolled.value = static_cast<double>(bad);
-    rolled.unit = "faults";
+    rolled.Measured(static_cast<double>(bad), "faults");
     rolled.message = Fmt("%" PRIu64 " of %" PRIu64 " injected faults NOT rolled back, %" PRIu64
                          " rolled back, %" PRIu64 " not reached, %" PRIu64 " unverified",
                          bad, U64(t, "injected"), U64(t, "rolled_back"), U64(t, "not_reached"),
@@ -167,9 +163,7 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
     ReportCheck sim;
     sim.name = "SIMULATED";
     sim.is_verdict = false;
-    sim.has_measurement = true;
-    sim.value = static_cast<double>(U64(Get(report, "run"), "simulated_elapsed_ns")) / 1e9;
-    sim.unit = "s";
+    sim.Measured(static_cast<double>(U64(Get(report, "run"), "simulated_elapsed_ns")) / 1e9, "s");
     sim.message =
         Fmt("SIMULATED run (sim backend): modeled latencies, %.3f s of simulated time; "
             "no real CPU was measured",
@@ -192,9 +186,7 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
   ReportCheck errors;
   errors.name = "no_operation_errors";
   errors.pass = failed == 0 && mismatches == 0;
-  errors.has_measurement = true;
-  errors.value = static_cast<double>(failed + mismatches);
-  errors.unit = "ops";
+  errors.Measured(static_cast<double>(failed + mismatches), "ops");
   errors.message = Fmt("%" PRIu64 " of %" PRIu64 " operations failed, %" PRIu64 " read back wrong",
                        failed, U64(totals, "ops"), mismatches);
   checks.push_back(errors);
@@ -224,9 +216,7 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
           kinds += Fmt("%s%s %" PRIu64, kinds.empty() ? "" : ", ", kind.c_str(), k);
       }
       warn.pass = n == 0;
-      warn.has_measurement = true;
-      warn.value = static_cast<double>(n);
-      warn.unit = "warnings";
+      warn.Measured(static_cast<double>(n), "warnings");
       warn.message = Fmt("%" PRIu64 " problem lines in %" PRIu64
                          " kernel log records read (WARN, BUG, Oops, stalls, lockups)",
                          n, U64(health, "records_read"));
@@ -263,9 +253,7 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
       const json& l = Path(report, {"timing_sources", "tracepoints", "lost_events"});
       const uint64_t n = U64(l, "total");
       lost.pass = n == 0;
-      lost.has_measurement = true;
-      lost.value = static_cast<double>(n);
-      lost.unit = "events";
+      lost.Measured(static_cast<double>(n), "events");
       lost.message = Fmt("%" PRIu64 " cpuhp events lost (overrun %" PRIu64 ", dropped %" PRIu64
                          ", missed %" PRIu64 ")",
                          n, U64(l, "overrun"), U64(l, "dropped"), U64(l, "lost_markers"));
@@ -292,9 +280,7 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
     for (const char* stat : {"p50", "p99", "max"}) {
       ReportCheck m;
       m.name = std::string(dir) + "_" + stat;
-      m.has_measurement = true;
-      m.value = static_cast<double>(U64(s, (std::string(stat) + "_ns").c_str())) / 1e6;
-      m.unit = "ms";
+      m.Measured(static_cast<double>(U64(s, (std::string(stat) + "_ns").c_str())) / 1e6, "ms");
       m.is_verdict = false;
       m.message = Fmt("%s latency %s: %.3f ms over %" PRIu64 " operations", dir, stat, m.value,
                       U64(s, "count"));
@@ -316,10 +302,8 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
     const json& s = Get(Get(report, "directions"), dir.c_str());
     ReportCheck m;
     m.name = dir + "_" + stat;
-    m.has_measurement = true;
     const json& v = Get(s, (stat + "_ns").c_str());
-    m.value = v.is_number() ? v.get<double>() / 1e6 : 0;
-    m.unit = "ms";
+    m.Measured(v.is_number() ? v.get<double>() / 1e6 : 0, "ms");
     m.pass = U64(s, "count") > 0 && m.value <= limit;
     m.message =
         Fmt("%s latency %s: %.3f ms, limit %.3f ms", dir.c_str(), stat.c_str(), m.value, limit);
@@ -338,9 +322,7 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
         ReportCheck k;
         k.name = "compare_" + SafeName(m->name);
         k.pass = m->verdict != Verdict::kRegressed;
-        k.has_measurement = true;
-        k.value = m->ratio;
-        k.unit = "ratio";
+        k.Measured(m->ratio, "ratio");
         k.message =
             Fmt("%s: %.3f ms vs baseline %.3f ms, ratio %.3f, CI [%.3f, %.3f], threshold "
                 "%g%%: %s",

@@ -48,6 +48,12 @@ struct ReportCheck {
   std::string message;     // why it failed, or what was measured
   bool is_verdict = true;  // false: a pure measurement (KCIDB status DONE)
   bool skipped = false;    // could not be checked here (its source unavailable): says why
+
+  void Measured(double v, std::string u) {
+    has_measurement = true;
+    value = v;
+    unit = std::move(u);
+  }
 };
 
 struct ReportOptions {
