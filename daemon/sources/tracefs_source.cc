@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,6 +40,9 @@ int tracefs_iterate_raw_events(struct tep_handle* tep, struct tracefs_instance* 
 #include "machine/cpu_control.h"
 
 namespace cpuhp {
+
+const char* const kKeptInstance = "cpuhp-stress-kept";
+
 namespace {
 
 constexpr const char* kInstancePrefix = "cpuhp-stress-";
@@ -97,6 +101,30 @@ uint64_t StatField(const std::string& text, const std::string& key) {
   if (b != std::string::npos)
     std::from_chars(text.data() + b, text.data() + text.size(), v);
   return v;
+}
+
+// per_cpu/cpuN/stats of an instance: cpu -> (overrun, dropped events).
+std::map<int, std::pair<uint64_t, uint64_t>> ReadCpuStats(const std::string& instance) {
+  std::map<int, std::pair<uint64_t, uint64_t>> stats;
+  const std::string dir = instance + "/per_cpu";
+  DIR* d = opendir(dir.c_str());
+  if (!d)
+    return stats;
+  std::vector<int> cpus;
+  while (dirent* e = readdir(d)) {
+    int cpu = -1;
+    std::string_view n = e->d_name;
+    if (n.substr(0, 3) == "cpu" &&
+        std::from_chars(n.data() + 3, n.data() + n.size(), cpu).ec == std::errc())
+      cpus.push_back(cpu);
+  }
+  closedir(d);
+  for (int cpu : cpus) {
+    std::string text;
+    if (ReadText(dir + "/cpu" + std::to_string(cpu) + "/stats", &text))
+      stats[cpu] = {StatField(text, "overrun"), StatField(text, "dropped events")};
+  }
+  return stats;
 }
 
 }  // namespace
@@ -241,7 +269,7 @@ TracefsSource::TracefsSource(std::string sysfs_root, std::string tracefs_root)
     : sysfs_root_(std::move(sysfs_root)), tracefs_(std::move(tracefs_root)) {}
 
 TracefsSource::~TracefsSource() {
-  RemoveInstance();
+  ReleaseInstance();
 }
 
 bool TracefsSource::Start(std::string* why) {
@@ -277,6 +305,32 @@ bool TracefsSource::Start(std::string* why) {
   for (const std::string& e : errs)
     spdlog::warn("{}", e);
 
+  if (!OpenInstance(why))
+    return false;
+  if (!SetUpReader(why)) {
+    ReleaseInstance();
+    return false;
+  }
+  joiner_ = std::make_unique<TraceJoiner>(std::move(states), 1);
+  ops_.reserve(4096);
+  last_drain_ns_ = MonotonicClock()->NowNs();
+  return true;
+}
+
+// The kept instance, under flock(2) on its directory; when another run holds
+// it, an instance of this run's own (see the header).
+bool TracefsSource::OpenInstance(std::string* why) {
+  const std::string kept = tracefs_ + "/instances/" + kKeptInstance;
+  const bool made = mkdir(kept.c_str(), 0700) == 0;
+  const int fd = open(kept.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    instance_ = kept;
+    kept_fd_ = fd;
+    kept_found_ = !made;
+    return true;
+  }
+  if (fd >= 0)
+    close(fd);
   instance_ = tracefs_ + "/instances/" + kInstancePrefix + std::to_string(getpid());
   if (mkdir(instance_.c_str(), 0700) != 0) {
     *why = instance_ + ": cannot create the tracefs instance: " + strerror(errno);
@@ -284,16 +338,6 @@ bool TracefsSource::Start(std::string* why) {
     return false;
   }
   instance_created_ = true;
-  auto fail = [&](const std::string& reason) {
-    *why = reason;
-    RemoveInstance();
-    return false;
-  };
-  if (!SetUpReader(why))
-    return fail(*why);
-  joiner_ = std::make_unique<TraceJoiner>(std::move(states), 1);
-  ops_.reserve(4096);
-  last_drain_ns_ = MonotonicClock()->NowNs();
   return true;
 }
 
@@ -401,9 +445,17 @@ void RawCpuhpReader::Read() {
 }
 
 bool TracefsSource::SetUpReader(std::string* why) {
-  std::string err;
-  // "mono" is CLOCK_MONOTONIC: the clock of OpRecord::start_ns.
-  if (!WriteFile(instance_ + "/trace_clock", "mono", &err)) {
+  std::string err, clock;
+  // A kept instance is stopped between runs, unless a run was killed.
+  if (kept_found_ && !WriteFile(instance_ + "/tracing_on", "0", &err)) {
+    *why = err;
+    return false;
+  }
+  // "mono" is CLOCK_MONOTONIC: the clock of OpRecord::start_ns. Setting it
+  // resets the buffers behind an RCU grace period: only when it is not set.
+  if ((!ReadText(instance_ + "/trace_clock", &clock) ||
+       clock.find("[mono]") == std::string::npos) &&
+      !WriteFile(instance_ + "/trace_clock", "mono", &err)) {
     *why = err;
     return false;
   }
@@ -421,6 +473,12 @@ bool TracefsSource::SetUpReader(std::string* why) {
     }
     buffer_kb_ = kMinBufferKb;
   }
+  if (kept_found_) {  // what a killed run left is not this run's
+    raw_->Read();
+    raw_->events.clear();
+    raw_->missed = 0;
+  }
+  stats_base_ = ReadCpuStats(instance_);
   for (const char* ev : kEvents) {
     if (tracefs_event_enable(raw_->instance, "cpuhp", ev) != 0) {
       *why = instance_ + "/events/cpuhp/" + ev + "/enable: cannot enable: " + strerror(errno);
@@ -431,6 +489,7 @@ bool TracefsSource::SetUpReader(std::string* why) {
     *why = err;
     return false;
   }
+  ready_ = true;
   return true;
 }
 
@@ -579,28 +638,16 @@ void TracefsSource::OpEnd(const OpRecord& rec) {
 void TracefsSource::ReadLostStats() {
   uint64_t overrun = 0, dropped = 0;
   nlohmann::json per_cpu = nlohmann::json::array();
-  const std::string dir = instance_ + "/per_cpu";
-  if (DIR* d = opendir(dir.c_str())) {
-    std::vector<int> cpus;
-    while (dirent* e = readdir(d)) {
-      int cpu = -1;
-      std::string_view n = e->d_name;
-      if (n.substr(0, 3) == "cpu" &&
-          std::from_chars(n.data() + 3, n.data() + n.size(), cpu).ec == std::errc())
-        cpus.push_back(cpu);
-    }
-    closedir(d);
-    std::sort(cpus.begin(), cpus.end());
-    for (int cpu : cpus) {
-      std::string text;
-      if (!ReadText(dir + "/cpu" + std::to_string(cpu) + "/stats", &text))
-        continue;
-      uint64_t o = StatField(text, "overrun"), dr = StatField(text, "dropped events");
-      overrun += o;
-      dropped += dr;
-      if (o || dr)
-        per_cpu.push_back({{"cpu", cpu}, {"overrun", o}, {"dropped", dr}});
-    }
+  for (const auto& [cpu, now] : ReadCpuStats(instance_)) {
+    // Counters of a kept instance run from its creation: this run's share.
+    const auto base =
+        stats_base_.count(cpu) ? stats_base_.at(cpu) : std::pair<uint64_t, uint64_t>();
+    const uint64_t o = now.first - std::min(now.first, base.first);
+    const uint64_t dr = now.second - std::min(now.second, base.second);
+    overrun += o;
+    dropped += dr;
+    if (o || dr)
+      per_cpu.push_back({{"cpu", cpu}, {"overrun", o}, {"dropped", dr}});
   }
   lost_ = {{"overrun", overrun},
            {"dropped", dropped},
@@ -613,16 +660,33 @@ void TracefsSource::Stop() {
     return;
   Drain();
   joiner_->Finish();
-  if (instance_created_)
-    WriteFile(instance_ + "/tracing_on", "0", &remove_error_);
+  WriteFile(instance_ + "/tracing_on", "0", &remove_error_);
   ReadLostStats();
-  RemoveInstance();
-  if (!instance_removed_)
+  ReleaseInstance();
+  if (!remove_error_.empty())
     spdlog::error("{}", remove_error_);
 }
 
-void TracefsSource::RemoveInstance() {
+void TracefsSource::ReleaseInstance() {
   raw_.reset();
+  if (kept_fd_ >= 0) {
+    const bool made_and_failed = !kept_found_ && !ready_;
+    std::string err;
+    if (made_and_failed) {  // an instance that never worked is not kept
+      if (rmdir(instance_.c_str()) != 0)
+        remove_error_ = instance_ + ": cannot remove the tracefs instance: " + strerror(errno);
+    } else {
+      // Silent until the next run: tracing off, the events disabled.
+      bool ok = WriteFile(instance_ + "/tracing_on", "0", &err);
+      for (const char* ev : kEvents)
+        ok = WriteFile(instance_ + "/events/cpuhp/" + ev + "/enable", "0", &err) && ok;
+      if (!ok)
+        remove_error_ = err + "; `cpuhp-stress restore` removes the instance";
+    }
+    close(kept_fd_);
+    kept_fd_ = -1;
+    return;
+  }
   if (!instance_created_ || instance_removed_)
     return;
   // Retry: the kernel refuses while a reader of the instance is still
@@ -651,7 +715,9 @@ nlohmann::json TracefsSource::ReportJson() const {
   j["mounted_by_us"] = mounted_by_us_;
   j["instance"] = instance_;
   j["instance_removed"] = instance_removed_;
-  if (!instance_removed_)
+  j["instance_kept"] = instance_ == tracefs_ + "/instances/" + kKeptInstance;
+  j["instance_reused"] = kept_found_;
+  if (!remove_error_.empty())
     j["instance_error"] = remove_error_;
   j["stale_instances_removed"] = stale_removed_;
   j["reader"] = "trace_pipe_raw";
@@ -666,10 +732,31 @@ nlohmann::json TracefsSource::ReportJson() const {
   return j;
 }
 
+bool RemoveKeptTraceInstance(const std::string& tracefs_root, std::string* err) {
+  const std::string path = tracefs_root + "/instances/" + kKeptInstance;
+  const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return false;  // none
+  bool removed = false;
+  if (flock(fd, LOCK_EX | LOCK_NB) == 0) {  // else a run holds it
+    removed = rmdir(path.c_str()) == 0;
+    if (!removed)
+      *err = path + ": cannot remove: " + strerror(errno);
+  }
+  close(fd);
+  return removed;
+}
+
 void RestoreTraceInstances(std::FILE* out) {
   const std::string root = FindTracefs();
   if (root.empty())
     return;
+  std::string err;
+  if (RemoveKeptTraceInstance(root, &err))
+    std::fprintf(out, "removed tracefs instance %s/instances/%s (kept between runs)\n",
+                 root.c_str(), kKeptInstance);
+  else if (!err.empty())
+    spdlog::error("{}", err);
   std::vector<std::string> errs;
   for (const std::string& n : RemoveStaleTraceInstances(root, &errs))
     std::fprintf(out,

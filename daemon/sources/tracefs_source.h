@@ -30,14 +30,24 @@
 // and the write does not return before cpuhp/N's last callback has exited,
 // so a drain after a write sees the dying CPU's events too.
 //
-// Instance name: instances/cpuhp-stress-<pid>. trace_pipe is consuming, so
-// two runs (different --state-dir, or a run beside a test) sharing one
-// instance would steal each other's events and one's exit would delete the
-// other's instance. A killed run leaves its instance: the next run and
-// `cpuhp-stress restore` remove instances whose pid is gone.
+// Instance: instances/cpuhp-stress-kept, made once and kept between runs.
+// A new instance starts on the "local" clock, and switching it to "mono"
+// resets its buffers behind an RCU grace period (~35 ms on a 2-CPU VM), as
+// does removing it (~30 ms): most of what a short run paid on top of its
+// writes (issue 17: startup under 100 ms). A run takes the kept instance
+// under flock(2) on its directory, stops and empties it, reads its lost-event
+// counters as the baseline, and at the end stops it and disables the events
+// again, so between runs it records nothing. trace_pipe_raw is consuming, so
+// two runs must never share one: a run that finds it locked (a second run
+// beside a test, another state directory) uses instances/cpuhp-stress-<pid>
+// and removes it at the end, as every run did before. A killed run leaves
+// its pid instance: the next run and `cpuhp-stress restore` remove instances
+// whose pid is gone; `restore` also removes the kept instance when no run
+// holds it, so a machine put back has no instance of ours.
 #pragma once
 
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -184,15 +194,20 @@ class TracefsSource : public TimingSource {
   void LearnNamesFromText(const std::string& text);
   void ResolveFromKallsyms();
   const std::string& CommOf(int pid, int event_cpu);
+  bool OpenInstance(std::string* why);
   void ReadLostStats();
-  void RemoveInstance();
+  void ReleaseInstance();
 
   std::string sysfs_root_;
   std::string tracefs_;
   bool mounted_by_us_ = false;
   std::string instance_;
-  bool instance_created_ = false;
+  bool instance_created_ = false;  // ours alone: removed at the end
   bool instance_removed_ = false;
+  int kept_fd_ = -1;         // the kept instance's directory, flocked
+  bool kept_found_ = false;  // the kept instance existed before this run
+  bool ready_ = false;       // set up and recording
+  std::map<int, std::pair<uint64_t, uint64_t>> stats_base_;  // cpu -> overrun, dropped
   std::string remove_error_;
   std::unique_ptr<RawCpuhpReader> raw_;
   std::unique_ptr<TraceJoiner> joiner_;
@@ -219,8 +234,16 @@ std::string FindTracefs(const std::string& mounts_path = "/proc/mounts");
 std::vector<std::string> RemoveStaleTraceInstances(const std::string& tracefs_root,
                                                    std::vector<std::string>* errs);
 
-// For `cpuhp-stress restore`: removes stale instances under a mounted
-// tracefs (never mounts it) and says so on `out`.
+// The kept instance's name under <tracefs>/instances.
+extern const char* const kKeptInstance;
+
+// Removes the kept instance when no run holds it (flock). Returns whether it
+// was removed; a failure goes to *err.
+bool RemoveKeptTraceInstance(const std::string& tracefs_root, std::string* err);
+
+// For `cpuhp-stress restore`: removes stale instances and the kept one (when
+// no run holds it) under a mounted tracefs (never mounts it) and says so on
+// `out`.
 void RestoreTraceInstances(std::FILE* out);
 
 // Lines for the human summary: the top states by self time, lost events, or

@@ -4,6 +4,8 @@
 // side on a directory standing in for tracefs.
 #include "sources/tracefs_source.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -364,6 +366,56 @@ TEST_F(FakeTracefs, InstanceThatCannotBeSetUpIsRemoved) {
   EXPECT_NE(why.find("/trace_clock: cannot open"), std::string::npos) << why;
   // Files are opened without O_CREAT, so the directory stays empty and goes.
   EXPECT_TRUE(fs::is_empty(root_ + "/instances"));
+}
+
+TEST_F(FakeTracefs, KeptInstanceFoundBeforeStaysWhenSetUpFails) {
+  std::ofstream(sysfs_ + "/hotplug/states") << "144: cpu:teardown\n";
+  for (const char* e : {"cpuhp_enter", "cpuhp_multi_enter", "cpuhp_exit"})
+    fs::create_directories(root_ + "/events/cpuhp/" + e);
+  const std::string kept = root_ + "/instances/" + kKeptInstance;
+  fs::create_directories(kept);
+  TracefsSource src(sysfs_, root_);
+  std::string why;
+  EXPECT_FALSE(src.Start(&why));
+  // Found, so stopped first; not this run's to remove.
+  EXPECT_EQ(why, kept + "/tracing_on: cannot open: No such file or directory");
+  EXPECT_TRUE(fs::is_directory(kept));
+}
+
+TEST_F(FakeTracefs, HeldKeptInstanceMakesTheRunUseItsOwn) {
+  std::ofstream(sysfs_ + "/hotplug/states") << "144: cpu:teardown\n";
+  for (const char* e : {"cpuhp_enter", "cpuhp_multi_enter", "cpuhp_exit"})
+    fs::create_directories(root_ + "/events/cpuhp/" + e);
+  const std::string kept = root_ + "/instances/" + kKeptInstance;
+  fs::create_directories(kept);
+  const int held = open(kept.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_EX | LOCK_NB), 0);
+  TracefsSource src(sysfs_, root_);
+  std::string why;
+  EXPECT_FALSE(src.Start(&why));
+  const std::string own = root_ + "/instances/cpuhp-stress-" + std::to_string(getpid());
+  EXPECT_EQ(why, own + "/trace_clock: cannot open: No such file or directory");
+  EXPECT_FALSE(fs::exists(own));
+  EXPECT_TRUE(fs::is_directory(kept));
+  close(held);
+}
+
+TEST_F(FakeTracefs, RestoreRemovesTheKeptInstanceOnlyWhenNoRunHoldsIt) {
+  const std::string kept = root_ + "/instances/" + kKeptInstance;
+  std::string err;
+  EXPECT_FALSE(RemoveKeptTraceInstance(root_, &err));  // none
+  EXPECT_EQ(err, "");
+  fs::create_directories(kept);
+  const int held = open(kept.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(flock(held, LOCK_EX | LOCK_NB), 0);
+  EXPECT_FALSE(RemoveKeptTraceInstance(root_, &err));
+  EXPECT_EQ(err, "");
+  EXPECT_TRUE(fs::is_directory(kept));
+  close(held);
+  EXPECT_TRUE(RemoveKeptTraceInstance(root_, &err)) << err;
+  EXPECT_FALSE(fs::exists(kept));
 }
 
 TEST_F(FakeTracefs, StaleInstancesOfDeadRunsAreRemovedOthersKept) {

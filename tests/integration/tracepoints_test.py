@@ -3,12 +3,15 @@
 """Integration tests of the tracepoints timing source on this machine's real
 hotpluggable CPU (cpu1; CPUHP_TEST_CPU overrides): per-state kernel timing in
 the report, the state sum within the write latency, events of the dying CPU's
-cpuhp/N thread kept, and the tracefs instance gone after the run, also after
-a kill -9 (restore). Needs root, a hotpluggable CPU and the cpuhp events;
+cpuhp/N thread kept, the kept tracefs instance left stopped and silent after
+the run and reused by the next one, a run's own instance (when another holds
+the kept one) gone after the run, and both removed by `restore` after a
+kill -9. Needs root, a hotpluggable CPU and the cpuhp events;
 otherwise skipped with the reason (exit 77).
 
     tracepoints_test.py BUILD_DIR SOURCE_DIR
 """
+import fcntl
 import glob
 import json
 import os
@@ -30,7 +33,33 @@ def tracefs():
 
 
 def our_instances():
-    return sorted(glob.glob(f"{tracefs()}/instances/cpuhp-stress-*"))
+    """The runs' own instances (cpuhp-stress-<pid>), not the kept one."""
+    return sorted(i for i in glob.glob(f"{tracefs()}/instances/cpuhp-stress-*")
+                  if not i.endswith("-kept"))
+
+
+def kept_instance():
+    return f"{tracefs()}/instances/cpuhp-stress-kept"
+
+
+class HoldKept:
+    """Holds the kept instance as a running cpuhp-stress would (flock)."""
+
+    def __enter__(self):
+        os.makedirs(kept_instance(), exist_ok=True)
+        self.fd = os.open(kept_instance(), os.O_RDONLY | os.O_DIRECTORY)
+        fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+
+
+def assert_silent(case, inst):
+    """Stopped and every cpuhp event disabled: it records nothing."""
+    case.assertEqual(read(f"{inst}/tracing_on"), "0")
+    for e in ("cpuhp_enter", "cpuhp_multi_enter", "cpuhp_exit"):
+        case.assertEqual(read(f"{inst}/events/cpuhp/{e}/enable"), "0", e)
 
 
 class TracepointsTest(lib.RealCpuCase):
@@ -96,34 +125,77 @@ class TracepointsTest(lib.RealCpuCase):
         shares = sum(s["share"] for s in tp["kernel_states"])
         self.assertLessEqual(shares, 1.0 + 1e-9)
 
-        self.assertTrue(tp["instance_removed"])
-        self.assertFalse(os.path.exists(tp["instance"]), tp["instance"])
+        self.assertTrue(tp["instance_kept"])
+        self.assertFalse(tp["instance_removed"])
+        self.assertNotIn("instance_error", tp)
+        self.assertEqual(tp["instance"], kept_instance())
+        assert_silent(self, tp["instance"])
+        self.assertEqual(read(f"{tp['instance']}/trace_clock").split("[")[1][:5], "mono]")
         self.assertEqual(our_instances(), self.instances_before)
         self.assertIn("kernel states (tracepoints)", p.stdout)
         self.assertIn("cpu:teardown", p.stdout)
+
+        # The next run reuses it, with none of the first run's events and a
+        # lost-event count of its own.
+        _, r2 = self.run_traced(4, "--tracepoints")
+        tp2 = r2["timing_sources"]["tracepoints"]
+        self.assertEqual(tp2["status"], "ok")
+        self.assertTrue(tp2["instance_reused"])
+        self.assertEqual(tp2["ops_with_steps"], 4)
+        self.assertEqual(tp2["ops_without_steps"], 0)
+        self.assertEqual(tp2["events"]["unmatched_exits"], 0)
+        self.assertEqual(tp2["lost_events"]["total"], 0)
+        self.assertLess(tp2["events"]["parsed"], tp["events"]["parsed"] * 4 // ops + 200)
+
+    def test_a_held_kept_instance_makes_an_own_one(self):
+        with HoldKept():
+            _, r = self.run_traced(2, "--tracepoints")
+        tp = r["timing_sources"]["tracepoints"]
+        self.assertEqual(tp["status"], "ok")
+        self.assertFalse(tp["instance_kept"])
+        self.assertRegex(tp["instance"], r"/instances/cpuhp-stress-[0-9]+$")
+        self.assertTrue(tp["instance_removed"])
+        self.assertFalse(os.path.exists(tp["instance"]))
+        self.assertEqual(tp["ops_with_steps"], 2)
+        self.assertEqual(our_instances(), self.instances_before)
 
     def test_off_leaves_no_section(self):
         _, r = self.run_traced(2, "--no-tracepoints")
         self.assertNotIn("tracepoints", r["timing_sources"])
         self.assertEqual(r["config"]["tracepoints"], False)
 
-    def test_kill9_leaves_instance_restore_removes_it(self):
+    def kill9_run(self):
         p = subprocess.Popen([lib.BIN, "run", "--cpus", str(CPU), "--iterations", "0",
                               "--state-dir", self.state, "--report", self.report,
                               "--interval", "200ms", "--progress", "never", "--tracepoints"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        inst = f"{tracefs()}/instances/cpuhp-stress-{p.pid}"
         deadline = time.time() + 20
         while time.time() < deadline and read(online_file()) != "0":
             time.sleep(0.005)
         p.kill()
         p.wait()
-        self.assertTrue(os.path.isdir(inst), "no instance while the run was going")
-        r = self.run_tool("restore", "--state-dir", self.state, check=0)
-        self.assertIn(f"removed tracefs instance {inst}", r.stdout)
-        self.assertFalse(os.path.exists(inst))
-        self.assertEqual(read(online_file()), "1")
+        return p.pid
 
+    def test_kill9_leaves_instance_restore_removes_it(self):
+        # A run's own instance (the kept one held): restore removes it, and
+        # not the kept one while it is held.
+        with HoldKept():
+            pid = self.kill9_run()
+            inst = f"{tracefs()}/instances/cpuhp-stress-{pid}"
+            self.assertTrue(os.path.isdir(inst), "no instance while the run was going")
+            r = self.run_tool("restore", "--state-dir", self.state, check=0)
+            self.assertIn(f"removed tracefs instance {inst}", r.stdout)
+            self.assertNotIn("kept between runs", r.stdout)
+            self.assertFalse(os.path.exists(inst))
+            self.assertTrue(os.path.isdir(kept_instance()))
+        self.assertEqual(read(online_file()), "1")
+        # The kept instance, left recording by a killed run: restore removes it.
+        self.kill9_run()
+        self.assertEqual(read(f"{kept_instance()}/tracing_on"), "1")
+        r = self.run_tool("restore", "--state-dir", self.state, check=0)
+        self.assertIn(f"removed tracefs instance {kept_instance()} (kept between runs)", r.stdout)
+        self.assertFalse(os.path.exists(kept_instance()))
+        self.assertEqual(read(online_file()), "1")
 
 if __name__ == "__main__":
     lib.main(TracepointsTest)
