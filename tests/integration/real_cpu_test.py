@@ -137,6 +137,46 @@ class RealCpuTest(lib.RealCpuCase):
         with open(self.report) as f:
             self.assertEqual(json.load(f)["cpus"]["topology"]["online"], self.start_online)
 
+    def test_resume_after_kill9_starts_from_the_live_mask(self):
+        # Issue 16 item 17: the unit's ExecStopPost (here: the run itself)
+        # restores the mask of a run killed with cpu1 offline; the resumed
+        # schedule must take cpu1's direction from the live mask, not from
+        # the checkpoint: an "online" write to a CPU already online returns
+        # at once and would be a near-zero online sample.
+        config = os.path.join(self.dir, "soak.json")
+        with open(config, "w") as f:
+            json.dump({"checkpoint_interval": "300ms", "interval": "100ms"}, f)
+        oplog = os.path.join(self.dir, "ops.jsonl")
+        args = ["run", "--config", config, "--cpus", str(CPU), "--iterations", "30",
+                "--state-dir", self.state, "--report", self.report, "--oplog", oplog,
+                "--progress", "never"]
+        p = subprocess.Popen([lib.BIN, *args], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        time.sleep(1.0)  # past a checkpoint or three
+        deadline = time.time() + 20
+        while time.time() < deadline and read(online_file()) != "0":
+            time.sleep(0.005)
+        killed_offline = read(online_file()) == "0"
+        p.kill()
+        p.wait()
+        self.assertTrue(killed_offline, "never saw cpu1 offline")
+        self.assertTrue(os.path.exists(f"{self.state}/checkpoint.json"))
+        killed_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the oplog's clock
+        r = self.run_tool(*args, check=0)
+        self.assertIn("restoring online mask", r.stderr)
+        self.assertIn("resuming the run", r.stderr)
+        with open(oplog) as f:
+            ops = [json.loads(line) for line in f]
+        resumed = [op for op in ops if op["start_ns"] > killed_ns]
+        self.assertGreater(len(resumed), 0)
+        self.assertEqual(resumed[0]["dir"], "offline", resumed[0])  # cpu1 was put back online
+        for op in resumed:
+            self.assertEqual(op["errno"], 0, op)
+            # A real online write on this kind of machine takes milliseconds.
+            self.assertGreater(op["duration_ns"], 100_000, op)
+        rep = self.load_report()
+        self.assertGreater(rep["directions"]["online"]["min_ns"], 100_000)
+
     def test_bad_input_touches_nothing(self):
         cases = [
             (["run", "--cpus", "0"], "cannot be hotplugged"),

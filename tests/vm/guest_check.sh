@@ -37,5 +37,12 @@ systemctl start "$f"
 sleep 12  # RestartSec=5: long enough for two restarts
 say "fails_status=$(systemctl show -p ExecMainStatus --value "$f") fails_restarts=$(systemctl show -p NRestarts --value "$f") fails_active=$(systemctl show -p ActiveState --value "$f")"
 test -s /var/log/cpuhp-stress/fails.json && say "fails_report=yes"
+# Bad input (a config with an unknown key) exits 2: a restart would fail
+# the same way every RestartSec, so the unit must not restart either.
+b=cpuhp-stress@bad.service
+systemctl start "$b"
+sleep 7  # RestartSec=5: long enough for one restart
+say "bad_status=$(systemctl show -p ExecMainStatus --value "$b") bad_restarts=$(systemctl show -p NRestarts --value "$b") bad_active=$(systemctl show -p ActiveState --value "$b")"
+journalctl -b -u "$b" -o cat | grep -m1 'unknown key' | sed 's/^/VMTEST: bad_log=/' > /dev/ttyS0
 say "done"
 systemctl poweroff -f

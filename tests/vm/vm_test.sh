@@ -45,6 +45,7 @@ install -D -m755 "$build/cpuhp-stress" "$root/usr/local/bin/cpuhp-stress"
 install -D -m644 "$src/configs/soak-24h.json" "$root/usr/local/share/cpuhp-stress/configs/soak-24h.json"
 install -D -m644 "$src/tests/vm/vm.json" "$root/etc/cpuhp-stress/vm.json"
 install -D -m644 "$src/tests/vm/vm-fails.json" "$root/etc/cpuhp-stress/fails.json"
+echo '{"iterations": 10, "no_such_key": 1}' > "$root/etc/cpuhp-stress/bad.json"
 install -D -m644 "$src/systemd/cpuhp-stress.service" "$root/etc/systemd/system/cpuhp-stress.service"
 install -D -m644 "$src/systemd/cpuhp-stress@.service" "$root/etc/systemd/system/cpuhp-stress@.service"
 install -D -m755 "$src/tests/vm/guest_check.sh" "$root/usr/local/bin/guest_check.sh"
@@ -74,4 +75,5 @@ check "systemctl stop leaves every CPU online" "[ -n '$(v online)' ] && [ '$(v o
 check "journal holds CPU/OP/ITERATION fields" "[ '$(v journal_fields)' -gt 0 ] 2>/dev/null"
 check "final report records the crash restart" "grep -q 'report_kinds=kind:crash' $work/vmtest.txt"
 check "a run that finished with failures (exit 3) is not restarted" "[ '$(v fails_status)' = 3 ] && [ '$(v fails_restarts)' = 0 ] && [ '$(v fails_report)' = yes ]"
+check "a run refused for bad input (exit 2) is not restarted, and says which file" "[ '$(v bad_status)' = 2 ] && [ '$(v bad_restarts)' = 0 ] && grep -q '^VMTEST: bad_log=.*/etc/cpuhp-stress/bad.json: /no_such_key: unknown key' $work/vmtest.txt"
 exit $fail
