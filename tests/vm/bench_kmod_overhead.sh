@@ -43,7 +43,8 @@ if [ ! -s "$work/initramfs.cpio.gz" ]; then
   CPUHP_VM_SMP=$smp bash "$src/tests/vm/run_vm_test.sh" "$arch" "$build" "$src" >/dev/null
 fi
 abi=$(sed -n 's/.*==CPUHP== guest up: .* kernel \([^ ]*\).*/\1/p' "$work/console.log" | head -1)
-kernel=$build/vm-cache/$abi/root/boot/$kimage-$abi
+# The kernel run_vm_test.sh booted, from the shared download cache.
+kernel=$(ls -d "${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}"/vm-kernel-"$abi"-*/root/boot/"$kimage-$abi" 2> /dev/null | sort -V | tail -1)
 [ -f "$kernel" ] || { echo "bench: kernel $kernel not found" >&2; exit 1; }
 rm -rf "$bench" && mkdir -p "$bench/rd"
 (cd "$bench/rd" && gzip -dc "$work/initramfs.cpio.gz" | cpio -id --quiet)
