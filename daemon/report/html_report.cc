@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "report/svg_chart.h"
 #include "stats/histogram.h"
@@ -35,6 +36,23 @@ constexpr size_t kTopStates = 15;
 
 std::string Esc(const std::string& s) {
   return HtmlEscape(s);
+}
+
+// "1 problem line", "2 problem lines".
+std::string Count(uint64_t n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
+// "CPU 1", "CPUs 0-3": a CPU list with the noun it takes.
+std::string CpuList(const std::string& list) {
+  const bool one = !list.empty() && list.find_first_not_of("0123456789") == std::string::npos;
+  return (one ? "CPU " : "CPUs ") + list;
+}
+
+// A source's status as a phrase: "absent" is a source not in the report.
+std::string StatusPhrase(const json& report, const char* source) {
+  std::string status = SourceStatus(report, source);
+  return std::string(source) + " " + (status == "absent" ? "not in this report" : status);
 }
 
 ChartSeries MakeSeries(const std::string& name, const std::string& color, bool line, bool markers,
@@ -71,20 +89,25 @@ struct LevelSeries {
 
 // Adds p50 (solid, in the legend) and p99 (dashed) of one array of
 // per-online-count summaries. Levels without samples are not drawn.
-void AddLevelSeries(Chart* c, const LevelSeries& ls, int color) {
-  ChartSeries p50 = MakeSeries(ls.series + " p50", kColors[color % 8], true, true, false);
-  ChartSeries p99 = MakeSeries(ls.series + " p99", kColors[color % 8], true, true, true);
+void AddLevelSeries(Chart* c, const LevelSeries& ls, const char* color) {
+  ChartSeries p50 = MakeSeries(ls.series + " p50", color, true, true, false);
+  ChartSeries p99 = MakeSeries(ls.series + " p99", color, true, true, true);
   p50.legend_label = ls.label;
   p99.legend = false;
+  std::vector<std::tuple<double, double, double, uint64_t>> rows;  // x, p50, p99, n
   for (const json& l : *ls.levels) {
     if (U64(l, "count") == 0 || !OptNum(l, "online_cpus"))
       continue;
-    double x = Num(l, "online_cpus");
-    p50.points.emplace_back(x, Ms(Num(l, "p50_ns")));
-    p99.points.emplace_back(x, Ms(Num(l, "p99_ns")));
+    rows.emplace_back(Num(l, "online_cpus"), Ms(Num(l, "p50_ns")), Ms(Num(l, "p99_ns")),
+                      U64(l, "count"));
   }
-  std::sort(p50.points.begin(), p50.points.end());
-  std::sort(p99.points.begin(), p99.points.end());
+  std::sort(rows.begin(), rows.end());
+  for (auto [x, y50, y99, n] : rows) {
+    p50.points.emplace_back(x, y50);
+    p99.points.emplace_back(x, y99);
+    p50.n.push_back(n);
+    p99.n.push_back(n);
+  }
   c->series.push_back(std::move(p50));
   c->series.push_back(std::move(p99));
 }
@@ -109,7 +132,17 @@ std::vector<LevelSeries> PhaseSeries(const json& report, const std::string& dir)
   return out;
 }
 
-std::string LatencyVsOnline(const json& report, const char* dir) {
+constexpr const char* kBaselineColor = "#9c9c9c";
+
+// The baseline's name wherever it is drawn: the file, its kernel and size.
+std::string BaselineName(const ReportOptions& opts) {
+  const json& b = *opts.baseline;
+  return (opts.baseline_path.empty() ? "baseline" : opts.baseline_path) + " (" +
+         Str(Get(b, "host"), "kernel_release", "?") + ", " +
+         Count(U64(Get(b, "totals"), "ops"), "operation") + ")";
+}
+
+std::string LatencyVsOnline(const json& report, const char* dir, const ReportOptions& opts) {
   Chart c;
   c.title = std::string(dir) + " latency vs online CPUs (p50 solid, p99 dashed)";
   c.x_label = "online CPUs before the operation (count)";
@@ -117,10 +150,16 @@ std::string LatencyVsOnline(const json& report, const char* dir) {
   const json& levels = Path(report, {"per_online_count", dir});
   int color = std::string(dir) == "offline" ? 0 : 1;
   if (levels.is_array())
-    AddLevelSeries(&c, {std::string(dir) + " write(2)", dir, &levels}, color);
+    AddLevelSeries(&c, {std::string(dir) + " write(2)", dir, &levels}, kColors[color]);
+  // The baseline's write(2) in grey beside this run's (`report --baseline`).
+  const json* base = opts.baseline ? &Path(*opts.baseline, {"per_online_count", dir}) : nullptr;
+  if (base && base->is_array() && !base->empty())
+    AddLevelSeries(
+        &c, {"baseline " + std::string(dir) + " write(2)", "baseline " + std::string(dir), base},
+        kBaselineColor);
   std::vector<LevelSeries> phases = PhaseSeries(report, dir);
   for (size_t i = 0; i < phases.size(); i++)
-    AddLevelSeries(&c, phases[i], static_cast<int>(i) + 2);
+    AddLevelSeries(&c, phases[i], kColors[(i + 2) % 8]);
   // Phases of a few microseconds beside writes of milliseconds: a log axis
   // keeps both readable.
   double lo = INFINITY, hi = 0;
@@ -132,10 +171,15 @@ std::string LatencyVsOnline(const json& report, const char* dir) {
       }
   c.log_y = hi > 0 && hi / lo > 50;
   std::string out = RenderChart(c);
+  out +=
+      Fmt("<p class=\"meta\">Each point is one level: its marker grows with the operations "
+          "at that level (n in its tooltip); hollow: fewer than %llu operations, where the "
+          "p99 is only the largest of a few.</p>\n",
+          static_cast<unsigned long long>(kFewOps));
   if (phases.empty())
     out += "<p class=\"na\">No kernel phases per online count for " + std::string(dir) +
-           ": the tracepoints and kmod sources are " + Esc(SourceStatus(report, "tracepoints")) +
-           " and " + Esc(SourceStatus(report, "kmod")) + " in this report.</p>\n";
+           " (sources: " + Esc(StatusPhrase(report, "tracepoints")) + ", " +
+           Esc(StatusPhrase(report, "kmod")) + ").</p>\n";
   return out;
 }
 
@@ -258,7 +302,7 @@ std::string KernelStates(const json& report) {
   }
   std::string out = RenderBars(
       Fmt("Top %zu kernel states by self time over the run (nested steps excluded)", states.size()),
-      "ms", bars, "kernel_states");
+      "ms", bars, "kernel_states", {{kColors[0], "offline"}, {kColors[1], "online"}});
   out += table + "</table>\n";
   // What the states add up to, per operation.
   const json& per_op = Get(tp, "per_operation");
@@ -377,8 +421,7 @@ std::string Timeline(const json& report) {
     c.title = "Latency over the run: no timeline in this report";
     return RenderChart(c);
   }
-  c.title = Fmt("Latency over the run (%zu points of %" PRIu64 " operations: max and mean)",
-                points.size(), U64(tl, "ops_per_point"));
+  bool max_and_mean = false;
   for (int d = 0; d < 2; d++) {
     std::string dir = kDirs[d];
     int n = col(dir + "_n"), mean_col = col(dir + "_mean_ns"), max_col = col(dir + "_max_ns");
@@ -386,18 +429,29 @@ std::string Timeline(const json& report) {
       continue;
     ChartSeries mx = MakeSeries(dir + " max", kColors[d], true, false, false);
     ChartSeries mean = MakeSeries(dir + " mean", d == 0 ? "#ff9d9a" : "#a0cbe8", true, false, true);
+    bool several = false;  // some point holds more than one operation of this direction
     for (const json& p : points) {
       int need = std::max({first_op, n, mean_col, max_col});
       if (!p.is_array() || static_cast<int>(p.size()) <= need || !p[n].is_number() ||
           p[n].get<double>() <= 0)
         continue;
       double x = p[first_op].get<double>();
+      several = several || p[n].get<double>() > 1;
       mx.points.emplace_back(x, Ms(p[max_col].get<double>()));
       mean.points.emplace_back(x, Ms(p[mean_col].get<double>()));
     }
+    if (!several) {  // max and mean of one operation are the same line: draw it once
+      mx.name = dir;
+      c.series.push_back(mx);
+      continue;
+    }
+    max_and_mean = true;
     c.series.push_back(mx);
     c.series.push_back(mean);
   }
+  c.title = Fmt("Latency over the run (%zu points of %s: %s)", points.size(),
+                Count(U64(tl, "ops_per_point"), "operation").c_str(),
+                max_and_mean ? "max and mean" : "each operation");
   const json& health = Path(report, {"timing_sources", "kmsg_health"});
   std::string after;
   if (Str(health, "status") == "ok") {
@@ -408,14 +462,14 @@ std::string Timeline(const json& report) {
                          e.kind + " " + EventWhere(l) + ": " + Str(l, "message"), e.kind});
     }
     uint64_t counted = U64(health, "events");
-    after +=
-        Fmt("<p class=\"%s\">Kernel log: %" PRIu64 " problem lines in %" PRIu64 " records read",
-            counted ? "fail" : "meta", counted, U64(health, "records_read"));
+    after += Fmt("<p class=\"%s\">Kernel log: %s in %s read", counted ? "fail" : "meta",
+                 Count(counted, "problem line").c_str(),
+                 Count(U64(health, "records_read"), "record").c_str());
     std::string added = Str(Get(health, "taint"), "added_flags");
     if (!added.empty())
       after += ", taint flags set during the run: " + Esc(added);
     if (U64(health, "records_lost"))
-      after += Fmt(", %" PRIu64 " gaps of records lost", U64(health, "records_lost"));
+      after += ", " + Count(U64(health, "records_lost"), "gap") + " of records lost";
     after += ".";
     if (counted > events.size())
       after +=
@@ -453,11 +507,13 @@ std::string Disturbance(const json& report) {
   const json& total = Get(d, "total");
   std::string out =
       Fmt("<p class=\"meta\">Wakeup latency (actual - intended wakeup of a periodic absolute "
-          "clock_nanosleep, %s) of probes on CPUs %s while CPUs %s were toggled: %s, period %.0f "
+          "clock_nanosleep, %s) of probes on %s while %s %s toggled: %s, period %.0f "
           "us, %" PRIu64 " wakeups, %.1f s of baseline before the first operation.</p>\n",
-          Esc(Str(d, "clock", "?")).c_str(), Esc(Str(d, "probe_cpus", "?")).c_str(),
-          Esc(Str(d, "toggled_cpus", "?")).c_str(), Esc(Str(d, "policy", "?")).c_str(),
-          Us(Num(d, "period_ns")), U64(d, "samples"), Num(d, "baseline_phase_ns") / 1e9);
+          Esc(Str(d, "clock", "?")).c_str(), Esc(CpuList(Str(d, "probe_cpus", "?"))).c_str(),
+          Esc(CpuList(Str(d, "toggled_cpus", "?"))).c_str(),
+          CpuList(Str(d, "toggled_cpus", "?")).rfind("CPU ", 0) == 0 ? "was" : "were",
+          Esc(Str(d, "policy", "?")).c_str(), Us(Num(d, "period_ns")), U64(d, "samples"),
+          Num(d, "baseline_phase_ns") / 1e9);
   // Bars grouped by statistic, one per bucket with samples: the buckets
   // without any sample have no bar (their latency was not measured).
   std::vector<BarItem> bars;
@@ -475,8 +531,10 @@ std::string Disturbance(const json& report) {
   if (bars.empty())
     out += "<p class=\"na\">Disturbance probes: no wakeup recorded.</p>\n";
   else
-    out += RenderBars("Wakeup latency of the CPUs that stay online: baseline vs during operations",
-                      "us", bars, "disturbance");
+    out += RenderBars(
+        "Wakeup latency of the CPUs that stay online: baseline vs during operations", "us", bars,
+        "disturbance",
+        {{"#9c9c9c", "baseline"}, {kColors[0], "during offline"}, {kColors[1], "during online"}});
   out +=
       "<table><tr><th>probe</th><th>when</th><th>wakeups</th><th>p50 (us)</th><th>p99 "
       "(us)</th><th>p99.9 (us)</th><th>max (us)</th><th>p99 / baseline p99</th></tr>\n";
@@ -546,9 +604,10 @@ std::string FormatHtml(const json& report, const ReportOptions& opts) {
   const json& run = Get(report, "run");
   const json& totals = Get(report, "totals");
   const bool sim = Str(run, "clock") == "simulated";
-  std::string title = std::string(sim ? "SIMULATED " : "") +
-                      "cpuhp-stress: " + Str(host, "kernel_release", "?") + " on " +
-                      Str(host, "hostname", "?");
+  // A sim run toggled no CPU of this kernel: the title does not name it.
+  std::string title = sim ? "SIMULATED cpuhp-stress: sim backend on " + Str(host, "hostname", "?")
+                          : "cpuhp-stress: " + Str(host, "kernel_release", "?") + " on " +
+                                Str(host, "hostname", "?");
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -564,6 +623,8 @@ std::string FormatHtml(const json& report, const ReportOptions& opts) {
              U64(totals, "failed"), Num(run, "elapsed_ns") / 1e9,
              Esc(Str(run, "started_at")).c_str(), Esc(Str(run, "ended_at")).c_str(),
              Esc(Str(run, "clock")).c_str(), Esc(opts.report_path).c_str());
+  if (opts.baseline)
+    out += "<p class=\"meta\">Compared with the baseline " + Esc(BaselineName(opts)) + ".</p>\n";
 
   out += "<h2>Checks</h2>\n<table><tr><th>check</th><th>result</th><th>detail</th></tr>\n";
   for (const ReportCheck& c : ReportChecks(report, opts)) {
@@ -579,8 +640,10 @@ std::string FormatHtml(const json& report, const ReportOptions& opts) {
   out += "<h2>Timing sources</h2>\n" + SourcesTable(report);
 
   out += "<h2>Latency vs online CPUs</h2>\n";
+  if (opts.baseline)
+    out += "<p class=\"meta\">Baseline, drawn in grey: " + Esc(BaselineName(opts)) + ".</p>\n";
   for (const char* d : kDirs)
-    out += LatencyVsOnline(report, d);
+    out += LatencyVsOnline(report, d, opts);
   out += LevelTable(report);
   out += "<h2>Latency histograms</h2>\n";
   for (const char* d : kDirs)

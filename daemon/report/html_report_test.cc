@@ -136,7 +136,62 @@ TEST(HtmlReportTest, KernelLogEventsMarkedAtTheirOperation) {
   uint64_t op = h["first_event"]["op_index"];
   EXPECT_LT(op, Cpu1()["totals"]["ops"].get<uint64_t>());
   EXPECT_NE(html.find(report_json::HtmlEscape(h["first_event"]["message"])), std::string::npos);
-  EXPECT_NE(html.find("Kernel log: 1 problem lines"), std::string::npos);
+  EXPECT_NE(html.find("Kernel log: 1 problem line in "), std::string::npos);
+  EXPECT_EQ(html.find("1 problem lines"), std::string::npos);
+}
+
+// Issue 15 part 5: the words agree with the numbers, and a sim run's title
+// names no kernel.
+TEST(HtmlReportTest, WordingFollowsCountsAndBackend) {
+  json r = Cpu1();
+  json& d = r["timing_sources"]["disturbance"];
+  d["probe_cpus"] = "0";
+  d["toggled_cpus"] = "1";
+  std::string html = Html(r);
+  EXPECT_NE(html.find("of probes on CPU 0 while CPU 1 was toggled"), std::string::npos);
+  d["probe_cpus"] = "0-3";
+  d["toggled_cpus"] = "4,6";
+  html = Html(r);
+  EXPECT_NE(html.find("of probes on CPUs 0-3 while CPUs 4,6 were toggled"), std::string::npos);
+
+  r["timing_sources"].erase("tracepoints");
+  r["timing_sources"].erase("kmod");
+  html = Html(r);
+  EXPECT_NE(html.find("No kernel phases per online count for offline (sources: tracepoints not "
+                      "in this report, kmod not in this report)."),
+            std::string::npos);
+  EXPECT_EQ(html.find("absent"), std::string::npos);
+
+  const std::string kernel = r["host"]["kernel_release"];
+  EXPECT_NE(html.find("<h1>cpuhp-stress: " + kernel + " on "), std::string::npos);
+  r["run"]["clock"] = "simulated";
+  html = Html(r);
+  EXPECT_NE(html.find("<h1>SIMULATED cpuhp-stress: sim backend on "), std::string::npos);
+  EXPECT_EQ(html.find(kernel + " on "), std::string::npos);
+}
+
+// Issue 15 part 5: no kernel-state label is clipped at the chart's left
+// edge, and the bar colours have a legend.
+TEST(HtmlReportTest, BarLabelsFitAndColoursHaveALegend) {
+  std::string html = Html(Cpu1());
+  static const std::regex svg_re(R"re(<svg[^>]*aria-label="Top [^"]*kernel states[^>]*>)re");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(html, m, svg_re));
+  const size_t at = static_cast<size_t>(m.position(0));
+  const std::string svg = html.substr(at, html.find("</svg>", at) - at);
+  static const std::regex label_re(
+      R"re(<text x="([0-9]+)" y="[0-9]+" class="tick" text-anchor="end">([^<]*)</text>)re");
+  int labels = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), label_re);
+       it != std::sregex_iterator(); ++it, ++labels) {
+    // Right-aligned at x: the text needs x >= its width (~6.6 px a char).
+    const double x = std::stod((*it)[1]);
+    EXPECT_GE(x, 6.6 * static_cast<double>((*it)[2].length())) << (*it)[2];
+  }
+  EXPECT_GT(labels, 0);
+  EXPECT_NE(svg.find("class=\"legend\">offline</text>"), std::string::npos);
+  EXPECT_NE(svg.find("class=\"legend\">online</text>"), std::string::npos);
+  EXPECT_NE(html.find("class=\"legend\">during offline</text>"), std::string::npos);
 }
 
 TEST(HtmlReportTest, TopKernelStatesBySelfTime) {
@@ -286,6 +341,74 @@ TEST(HtmlReportTest, SelfContained) {
   for (size_t at = html.find("http"); at != std::string::npos; at = html.find("http", at + 1))
     http += html.compare(at, 26, "http://www.w3.org/2000/svg") != 0;
   EXPECT_EQ(http, 0u);
+}
+
+// Issue 15 part 5: one operation per point draws one line per direction
+// (max and mean would coincide); several draw both.
+TEST(HtmlReportTest, TimelineDrawsMaxAndMeanOnlyForSeveralOperations) {
+  json r = Cpu1();
+  ASSERT_EQ(r["timeline"]["ops_per_point"], 1);
+  auto pts = Points(Html(r));
+  EXPECT_FALSE(Series(pts, "offline").empty());
+  EXPECT_TRUE(Series(pts, "offline max").empty());
+  EXPECT_TRUE(Series(pts, "offline mean").empty());
+  EXPECT_NE(Html(r).find("points of 1 operation: each operation)"), std::string::npos);
+  // Two operations of each direction per point, max above mean.
+  json& tl = r["timeline"];
+  tl["ops_per_point"] = 4;
+  for (json& p : tl["points"]) {
+    p[4] = 2;                                // offline_n
+    p[7] = p[6].get<uint64_t>() * 2 + 1000;  // offline_max_ns
+  }
+  std::string html = Html(r);
+  pts = Points(html);
+  EXPECT_EQ(Series(pts, "offline max").size(), tl["points"].size());
+  EXPECT_EQ(Series(pts, "offline mean").size(), tl["points"].size());
+  EXPECT_NE(html.find("points of 4 operations: max and mean)"), std::string::npos);
+}
+
+// Issue 15 part 5: each level's point carries its operation count, and a
+// level of a few operations is drawn apart from a full one.
+TEST(HtmlReportTest, LevelPointsCarryTheirOperationCount) {
+  std::string html = Html(Cpu1());
+  const json& level = Cpu1()["per_online_count"]["offline"][0];
+  const std::string n = std::to_string(level["count"].get<uint64_t>());
+  std::regex re("data-series=\"offline p50\" data-x=\"" +
+                std::to_string(level["online_cpus"].get<int>()) + "\" data-y=\"[^\"]*\" data-n=\"" +
+                n + "\"[^>]*fill=\"([^\"]*)\"");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(html, m, re)) << n;
+  EXPECT_NE(m[1], "#fff");  // 32 operations: a full marker
+  json r = Cpu1();
+  r["per_online_count"]["offline"][0]["count"] = 1;
+  html = Html(r);
+  std::regex one(
+      "data-series=\"offline p50\" [^>]*data-n=\"1\"[^>]*fill=\"#fff\"[^>]*>"
+      "<title>[^<]*\\(n=1\\)</title>");
+  EXPECT_TRUE(std::regex_search(html, one));
+}
+
+// Issue 15 part 5: with --baseline, the baseline is named on the page and
+// its write(2) drawn beside this run's.
+TEST(HtmlReportTest, BaselineIsNamedAndDrawn) {
+  ReportOptions opts;
+  opts.report_path = "new.json";
+  opts.baseline = Guest();
+  opts.baseline_path = "old.json";
+  std::string html = FormatHtml(Cpu1(), opts);
+  const std::string name = "old.json (" + Guest()["host"]["kernel_release"].get<std::string>() +
+                           ", " + std::to_string(Guest()["totals"]["ops"].get<uint64_t>()) +
+                           " operations)";
+  EXPECT_NE(html.find("Compared with the baseline " + name), std::string::npos);
+  auto pts = Points(html);
+  for (const char* d : {"offline", "online"}) {
+    std::vector<Point> base = Series(pts, std::string("baseline ") + d + " p50");
+    size_t levels = 0;
+    for (const json& l : Guest()["per_online_count"][d])
+      levels += l["count"].get<uint64_t>() > 0;
+    EXPECT_EQ(base.size(), levels) << d;
+  }
+  EXPECT_TRUE(Series(Points(Html(Cpu1())), "baseline offline p50").empty());
 }
 
 }  // namespace

@@ -217,9 +217,9 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
       }
       warn.pass = n == 0;
       warn.Measured(static_cast<double>(n), "warnings");
-      warn.message = Fmt("%" PRIu64 " problem lines in %" PRIu64
+      warn.message = Fmt("%" PRIu64 " problem line%s in %" PRIu64
                          " kernel log records read (WARN, BUG, Oops, stalls, lockups)",
-                         n, U64(health, "records_read"));
+                         n, n == 1 ? "" : "s", U64(health, "records_read"));
       if (!kinds.empty())
         warn.message += ": " + kinds;
       const json& first = Get(health, "first_event");

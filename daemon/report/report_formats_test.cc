@@ -215,7 +215,7 @@ TEST(ReportFormatsTest, KernelWarningOfARealRunFailsItsCheck) {
             std::string::npos)
       << warn->message;
   std::string junit = FormatJunit(r, o);
-  EXPECT_NE(junit.find("<failure message=\"1 problem lines"), std::string::npos) << junit;
+  EXPECT_NE(junit.find("<failure message=\"1 problem line in "), std::string::npos) << junit;
   EXPECT_NE(FormatLava(r, o).find("lava-test-case no_kernel_warnings --result fail "
                                   "--measurement 1 --units warnings\n"),
             std::string::npos);

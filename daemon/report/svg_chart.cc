@@ -160,9 +160,12 @@ std::string RenderChart(const Chart& c) {
                   YT(ymin) - Y(y), s.color.c_str(), x, y);
     } else {
       std::vector<std::pair<double, double>> pts;
-      for (auto [x, y] : s.points)
-        if (drawable(y))
-          pts.emplace_back(x, y);
+      std::vector<const uint64_t*> ns;  // the point's n, or null
+      for (size_t i = 0; i < s.points.size(); i++)
+        if (drawable(s.points[i].second)) {
+          pts.push_back(s.points[i]);
+          ns.push_back(s.n.size() == s.points.size() ? &s.n[i] : nullptr);
+        }
       if (s.line && pts.size() > 1) {
         out += Fmt("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.6\"%s points=\"",
                    s.color.c_str(), s.dashed ? " stroke-dasharray=\"5 3\"" : "");
@@ -170,13 +173,29 @@ std::string RenderChart(const Chart& c) {
           out += Fmt("%.1f,%.1f ", X(x), Y(y));
         out += "\"/>\n";
       }
-      for (auto [x, y] : pts)
+      for (size_t i = 0; i < pts.size(); i++) {
+        auto [x, y] = pts[i];
+        if (!ns[i]) {
+          out +=
+              Fmt("<circle class=\"pt\" data-series=\"%s\" data-x=\"%.10g\" data-y=\"%.10g\" "
+                  "cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>%s: %g, %g</title>"
+                  "</circle>\n",
+                  name.c_str(), x, y, X(x), Y(y), s.markers ? "3" : "0.8", s.color.c_str(),
+                  name.c_str(), x, y);
+          continue;
+        }
+        const uint64_t n = *ns[i];
+        const double r =
+            2 + std::min(3.0, std::log10(static_cast<double>(std::max<uint64_t>(n, 1))));
+        const bool few = n < kFewOps;
         out +=
             Fmt("<circle class=\"pt\" data-series=\"%s\" data-x=\"%.10g\" data-y=\"%.10g\" "
-                "cx=\"%.1f\" cy=\"%.1f\" r=\"%s\" fill=\"%s\"><title>%s: %g, %g</title>"
-                "</circle>\n",
-                name.c_str(), x, y, X(x), Y(y), s.markers ? "3" : "0.8", s.color.c_str(),
-                name.c_str(), x, y);
+                "data-n=\"%llu\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\" stroke=\"%s\">"
+                "<title>%s: %g, %g (n=%llu)</title></circle>\n",
+                name.c_str(), x, y, static_cast<unsigned long long>(n), X(x), Y(y), r,
+                few ? "#fff" : s.color.c_str(), s.color.c_str(), name.c_str(), x, y,
+                static_cast<unsigned long long>(n));
+      }
     }
     out += "</g>\n";
   }
@@ -207,8 +226,16 @@ std::string RenderChart(const Chart& c) {
 }
 
 std::string RenderBars(const std::string& title, const std::string& unit,
-                       const std::vector<BarItem>& items, const std::string& series_name) {
-  const int width = 900, row = 22, top = 34, left = 300, right = 120;
+                       const std::vector<BarItem>& items, const std::string& series_name,
+                       const BarLegend& legend) {
+  // 11 px labels: at most ~6.6 px a character in the fonts browsers pick.
+  size_t longest = 0;
+  for (const BarItem& b : items)
+    longest = std::max(longest, b.label.size());
+  const int row = 22, plot = 480, right = 120;
+  const int left = std::max(120, static_cast<int>(6.6 * static_cast<double>(longest)) + 16);
+  const int width = left + plot + right;
+  const int top = legend.empty() ? 34 : 54;
   int height = top + row * static_cast<int>(items.size()) + 30;
   double vmax = 0;
   for (const BarItem& b : items)
@@ -221,9 +248,17 @@ std::string RenderBars(const std::string& title, const std::string& unit,
           width, height, width, height, HtmlEscape(title).c_str());
   out += Fmt("<text x=\"%d\" y=\"20\" class=\"title\" text-anchor=\"middle\">%s</text>\n",
              width / 2, HtmlEscape(title).c_str());
+  double lx = left;
+  for (const auto& [color, text] : legend) {
+    out +=
+        Fmt("<rect class=\"legend-key\" x=\"%.1f\" y=\"30\" width=\"12\" height=\"12\" "
+            "fill=\"%s\"/><text x=\"%.1f\" y=\"40\" class=\"legend\">%s</text>\n",
+            lx, HtmlEscape(color).c_str(), lx + 16, HtmlEscape(text).c_str());
+    lx += 16 + 6.6 * static_cast<double>(text.size()) + 18;
+  }
   int y = top;
   for (const BarItem& b : items) {
-    double w = b.value / vmax * (width - left - right);
+    double w = b.value / vmax * plot;
     out += Fmt("<text x=\"%d\" y=\"%d\" class=\"tick\" text-anchor=\"end\">%s</text>", left - 8,
                y + 15, HtmlEscape(b.label).c_str());
     out +=

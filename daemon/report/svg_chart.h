@@ -4,6 +4,7 @@
 // element carrying data-series, data-x and data-y, so tests can read charts.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,7 +20,12 @@ struct ChartSeries {
   bool dashed = false;
   bool legend = true;        // listed in the legend (a p99 beside its p50 need not be)
   std::string legend_label;  // legend text; "" = name
+  // Operations behind each point (same order as points), or empty: shown as
+  // data-n and in the tooltip; the marker grows with n and is hollow below
+  // kFewOps, where a p99 is only the largest of a few samples.
+  std::vector<uint64_t> n;
 };
+constexpr uint64_t kFewOps = 10;
 
 struct ChartMark {  // a vertical line at x, with a tooltip
   double x = 0;
@@ -51,8 +57,13 @@ struct BarItem {
   std::string x;       // data-x of this bar; "" = label
   std::string color;   // "" = the default blue
 };
-// Horizontal bars, in the order given.
+// What each bar colour stands for: (colour, text).
+using BarLegend = std::vector<std::pair<std::string, std::string>>;
+// Horizontal bars, in the order given. The label column is as wide as the
+// longest label (no label is clipped at the left edge); the legend, when
+// given, is drawn under the title.
 std::string RenderBars(const std::string& title, const std::string& unit,
-                       const std::vector<BarItem>& items, const std::string& series_name);
+                       const std::vector<BarItem>& items, const std::string& series_name,
+                       const BarLegend& legend = {});
 
 }  // namespace cpuhp

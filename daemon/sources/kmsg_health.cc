@@ -365,8 +365,9 @@ std::string KmsgHealthSummary(const json& report) {
   const json& h = *it;
   if (h.value("status", "") != "ok")
     return "kernel log: unavailable: " + h.value("reason", std::string("?")) + "\n";
+  const uint64_t events = h.value("events", uint64_t{0});
   std::string out =
-      "kernel log: " + std::to_string(h.value("events", uint64_t{0})) + " problem lines";
+      "kernel log: " + std::to_string(events) + " problem line" + (events == 1 ? "" : "s");
   std::string kinds;
   if (h.contains("counts") && h["counts"].is_object()) {
     for (auto c = h["counts"].begin(); c != h["counts"].end(); ++c)
