@@ -2,6 +2,7 @@
 #include "report/compare.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
@@ -508,7 +509,16 @@ bool CheckConsistent(const json& report, const std::string& which, std::string* 
   return true;
 }
 
+namespace {
+std::atomic<uint64_t> g_compare_calls{0};
+}  // namespace
+
+uint64_t CompareCalls() {
+  return g_compare_calls.load();
+}
+
 Comparison Compare(const json& base, const json& cand, const CompareOptions& opts) {
+  ++g_compare_calls;
   Comparison out;
   out.options = opts;
   out.base = SideOf(base);

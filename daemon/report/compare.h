@@ -25,6 +25,7 @@
 // p50, than 10 beyond the quantile for p99: 1000) gets no verdict ("n/a").
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -140,6 +141,9 @@ bool CheckConsistent(const nlohmann::json& report, const std::string& which, std
 
 Comparison Compare(const nlohmann::json& base, const nlohmann::json& cand,
                    const CompareOptions& opts);
+// How many comparisons this process made (a whole report's comparison costs
+// seconds: `report --baseline` makes one per command, whatever it renders).
+uint64_t CompareCalls();
 
 std::string CompareText(const Comparison& c);
 std::string CompareMarkdown(const Comparison& c);
