@@ -23,6 +23,10 @@ say "status2=$(show StatusText)"
 systemctl stop "$u"
 say "stop_rc=$? online=$(cat /sys/devices/system/cpu/online) present=$(cat /sys/devices/system/cpu/present)"
 say "journal_fields=$(journalctl -b -u "$u" -o export | grep -c -E '^(CPU|OP|ITERATION)=')"
+# The unit's sandbox leaves tracefs writable: the final summary has the
+# kernel states, and no run of the unit found the source unavailable.
+say "tp_states=$(journalctl -b -u "$u" -o cat | grep -c 'kernel states (tracepoints), top') tp_unavailable=$(journalctl -b -u "$u" -o cat | grep -c 'tracepoints): unavailable')"
+journalctl -b -u "$u" -o cat | grep -m1 'tracepoints): unavailable' | sed 's/^/VMTEST-LOG: /' > /dev/ttyS0
 journalctl -b -u "$u" -o export | grep -m1 -E '^CPU=' | sed 's/^/VMTEST: journal_sample=/' > /dev/ttyS0
 r=/var/log/cpuhp-stress/vm.json
 say "report_kinds=$(grep -o '"kind": *"[a-z]*"' "$r" | tr -d ' "' | tr '\n' ,)"
