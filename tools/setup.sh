@@ -44,11 +44,13 @@ pkgs_check=("${pkgs_run[@]}" libgtest-dev python3 python3-jsonschema python3-yam
 # test: the benches, clang + libFuzzer, the guests (QEMU, busybox, cpio,
 # debootstrap, Debian's amd64 kernel for systemd_vm; flex/bison/libelf to
 # build the real-hotplug guest's kernel; cross compilers for arm64/ppc64el;
-# tests/kmatrix: gcc-12, riscv64 cross gcc, libssl-dev, xz-utils).
+# tests/kmatrix: gcc-12, riscv64 cross gcc, libssl-dev, xz-utils; dwarves:
+# pahole, which the module's build needs against headers with BTF, as
+# Debian's 6.12).
 pkgs_test=("${pkgs_check[@]}" libbenchmark-dev clang libclang-rt-14-dev
            qemu-system-x86 busybox-static cpio debootstrap linux-image-amd64
            flex bison libelf-dev
-           gcc-12 gcc-riscv64-linux-gnu libssl-dev xz-utils
+           gcc-12 gcc-riscv64-linux-gnu libssl-dev xz-utils dwarves
            gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
            gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
            qemu-system-ppc)

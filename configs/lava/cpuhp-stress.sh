@@ -43,8 +43,12 @@ online_at_start=$(cat /sys/devices/system/cpu/online)
 
 # --- install, build ---------------------------------------------------------------
 export DEBIAN_FRONTEND=noninteractive
+# tools/setup.sh's run tier (lava_definition checks the two agree), curl for
+# the baseline, kmod for insmod, dwarves for the module's BTF (pahole: the
+# kernels with CONFIG_DEBUG_INFO_BTF_MODULES, Debian's 6.12 among them).
 if apt-get update -qq && apt-get install -y -qq --no-install-recommends build-essential cmake \
-    pkg-config libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev curl kmod; then
+    pkg-config libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev libtracefs-dev \
+    libtraceevent-dev curl kmod dwarves; then
   result install pass
 else
   result install fail  # the build below says whether what is there suffices
