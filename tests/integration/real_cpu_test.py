@@ -152,8 +152,11 @@ class RealCpuTest(lib.RealCpuCase):
                 "--progress", "never"]
         p = subprocess.Popen([lib.BIN, *args], stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
-        time.sleep(1.0)  # past a checkpoint or three
-        deadline = time.time() + 20
+        # Killed after its first checkpoint, while cpu1 is offline (a slow
+        # guest takes over a second to start: wait for both, do not guess).
+        deadline = time.time() + 30
+        while time.time() < deadline and not os.path.exists(f"{self.state}/checkpoint.json"):
+            time.sleep(0.01)
         while time.time() < deadline and read(online_file()) != "0":
             time.sleep(0.005)
         killed_offline = read(online_file()) == "0"
