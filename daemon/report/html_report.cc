@@ -505,13 +505,13 @@ std::string Disturbance(const json& report) {
   if (Str(d, "status") != "ok")
     return NotMeasured(report, "disturbance", "Disturbance probes", "--disturbance");
   const json& total = Get(d, "total");
+  const std::string toggled = CpuList(Str(d, "toggled_cpus", "?"));
   std::string out =
       Fmt("<p class=\"meta\">Wakeup latency (actual - intended wakeup of a periodic absolute "
           "clock_nanosleep, %s) of probes on %s while %s %s toggled: %s, period %.0f "
           "us, %" PRIu64 " wakeups, %.1f s of baseline before the first operation.</p>\n",
           Esc(Str(d, "clock", "?")).c_str(), Esc(CpuList(Str(d, "probe_cpus", "?"))).c_str(),
-          Esc(CpuList(Str(d, "toggled_cpus", "?"))).c_str(),
-          CpuList(Str(d, "toggled_cpus", "?")).rfind("CPU ", 0) == 0 ? "was" : "were",
+          Esc(toggled).c_str(), toggled.rfind("CPU ", 0) == 0 ? "was" : "were",
           Esc(Str(d, "policy", "?")).c_str(), Us(Num(d, "period_ns")), U64(d, "samples"),
           Num(d, "baseline_phase_ns") / 1e9);
   // Bars grouped by statistic, one per bucket with samples: the buckets

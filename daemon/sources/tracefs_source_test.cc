@@ -325,6 +325,13 @@ class FakeTracefs : public ::testing::Test {
     fs::create_directories(sysfs_ + "/hotplug");
   }
   void TearDown() override { fs::remove_all(root_); }
+  // A state table and the three cpuhp event directories: what Start checks
+  // before it makes an instance.
+  void MakeStatesAndEvents() {
+    std::ofstream(sysfs_ + "/hotplug/states") << "144: cpu:teardown\n";
+    for (const char* e : {"cpuhp_enter", "cpuhp_multi_enter", "cpuhp_exit"})
+      fs::create_directories(root_ + "/events/cpuhp/" + e);
+  }
   std::string root_;
   std::string sysfs_;
 };
@@ -356,9 +363,7 @@ TEST_F(FakeTracefs, WithoutCpuhpEventsTheSourceIsUnavailableAndLeavesNothing) {
 }
 
 TEST_F(FakeTracefs, InstanceThatCannotBeSetUpIsRemoved) {
-  std::ofstream(sysfs_ + "/hotplug/states") << "144: cpu:teardown\n";
-  for (const char* e : {"cpuhp_enter", "cpuhp_multi_enter", "cpuhp_exit"})
-    fs::create_directories(root_ + "/events/cpuhp/" + e);
+  MakeStatesAndEvents();
   TracefsSource src(sysfs_, root_);
   std::string why;
   // A plain directory has no trace_clock file in the new "instance".
@@ -369,9 +374,7 @@ TEST_F(FakeTracefs, InstanceThatCannotBeSetUpIsRemoved) {
 }
 
 TEST_F(FakeTracefs, KeptInstanceFoundBeforeStaysWhenSetUpFails) {
-  std::ofstream(sysfs_ + "/hotplug/states") << "144: cpu:teardown\n";
-  for (const char* e : {"cpuhp_enter", "cpuhp_multi_enter", "cpuhp_exit"})
-    fs::create_directories(root_ + "/events/cpuhp/" + e);
+  MakeStatesAndEvents();
   const std::string kept = root_ + "/instances/" + kKeptInstance;
   fs::create_directories(kept);
   TracefsSource src(sysfs_, root_);
@@ -383,9 +386,7 @@ TEST_F(FakeTracefs, KeptInstanceFoundBeforeStaysWhenSetUpFails) {
 }
 
 TEST_F(FakeTracefs, HeldKeptInstanceMakesTheRunUseItsOwn) {
-  std::ofstream(sysfs_ + "/hotplug/states") << "144: cpu:teardown\n";
-  for (const char* e : {"cpuhp_enter", "cpuhp_multi_enter", "cpuhp_exit"})
-    fs::create_directories(root_ + "/events/cpuhp/" + e);
+  MakeStatesAndEvents();
   const std::string kept = root_ + "/instances/" + kKeptInstance;
   fs::create_directories(kept);
   const int held = open(kept.c_str(), O_RDONLY | O_DIRECTORY);

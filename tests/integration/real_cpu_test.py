@@ -99,20 +99,28 @@ class RealCpuTest(lib.RealCpuCase):
         self.assertGreater(r["totals"]["ops"], 0)
         self.assertEqual(read(online_file()), "1")
 
-    def test_kill9_then_restore(self):
-        # A pause between operations lets the kill land while cpu1 is offline
-        # and no write is in flight (the kernel finishes a write it started).
-        p = subprocess.Popen([lib.BIN, "run", "--cpus", str(CPU), "--iterations", "0",
-                              "--state-dir", self.state, "--report", self.report,
-                              "--interval", "200ms", "--progress", "never"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 20
+    def kill9_while_offline(self, args, ready=None, timeout=20):
+        """Starts `cpuhp-stress ARGS`, waits until READY exists (a path,
+        if given) and cpu1 is offline, kills it with SIGKILL; asserts it was
+        offline at the kill."""
+        p = subprocess.Popen([lib.BIN, *args], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+        deadline = time.time() + timeout
+        while ready and time.time() < deadline and not os.path.exists(ready):
+            time.sleep(0.01)
         while time.time() < deadline and read(online_file()) != "0":
             time.sleep(0.005)
         killed_offline = read(online_file()) == "0"
         p.kill()
         p.wait()
         self.assertTrue(killed_offline, "never saw cpu1 offline")
+
+    def test_kill9_then_restore(self):
+        # A pause between operations lets the kill land while cpu1 is offline
+        # and no write is in flight (the kernel finishes a write it started).
+        self.kill9_while_offline(["run", "--cpus", str(CPU), "--iterations", "0",
+                                  "--state-dir", self.state, "--report", self.report,
+                                  "--interval", "200ms", "--progress", "never"])
         self.assertEqual(read(online_file()), "0")
         self.assertTrue(os.path.exists(f"{self.state}/state.json"))
         r = self.run_tool("restore", "--state-dir", self.state, check=0)
@@ -122,15 +130,9 @@ class RealCpuTest(lib.RealCpuCase):
         self.assertFalse(os.path.exists(f"{self.state}/state.json"))
 
     def test_run_after_kill9_restores_first(self):
-        p = subprocess.Popen([lib.BIN, "run", "--cpus", str(CPU), "--iterations", "0",
-                              "--state-dir", self.state, "--report", self.report,
-                              "--interval", "200ms", "--progress", "never"],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 20
-        while time.time() < deadline and read(online_file()) != "0":
-            time.sleep(0.005)
-        p.kill()
-        p.wait()
+        self.kill9_while_offline(["run", "--cpus", str(CPU), "--iterations", "0",
+                                  "--state-dir", self.state, "--report", self.report,
+                                  "--interval", "200ms", "--progress", "never"])
         r = self.run_tool("run", "--cpus", str(CPU), "--iterations", "4", "--state-dir",
                           self.state, "--report", self.report, "--progress", "never", check=0)
         self.assertIn("did not finish: restoring online mask", r.stderr)
@@ -150,19 +152,9 @@ class RealCpuTest(lib.RealCpuCase):
         args = ["run", "--config", config, "--cpus", str(CPU), "--iterations", "30",
                 "--state-dir", self.state, "--report", self.report, "--oplog", oplog,
                 "--progress", "never"]
-        p = subprocess.Popen([lib.BIN, *args], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
         # Killed after its first checkpoint, while cpu1 is offline (a slow
         # guest takes over a second to start: wait for both, do not guess).
-        deadline = time.time() + 30
-        while time.time() < deadline and not os.path.exists(f"{self.state}/checkpoint.json"):
-            time.sleep(0.01)
-        while time.time() < deadline and read(online_file()) != "0":
-            time.sleep(0.005)
-        killed_offline = read(online_file()) == "0"
-        p.kill()
-        p.wait()
-        self.assertTrue(killed_offline, "never saw cpu1 offline")
+        self.kill9_while_offline(args, ready=f"{self.state}/checkpoint.json", timeout=30)
         self.assertTrue(os.path.exists(f"{self.state}/checkpoint.json"))
         killed_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the oplog's clock
         r = self.run_tool(*args, check=0)
