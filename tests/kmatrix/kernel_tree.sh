@@ -175,6 +175,13 @@ image_root() {
 }
 
 # --- prepared source trees ----------------------------------------------------
+# The trees have no BTF, so nothing runs pahole; Kconfig still records the
+# host's pahole version (CONFIG_PAHOLE_VERSION) and a 7.x module build warns
+# when the version at build time differs. Preparing and building with a
+# pahole that does not exist keeps the tree the same whether or not the host
+# has dwarves (a tree prepared before dwarves was installed warned after).
+no_pahole=/nonexistent/pahole
+
 # Options every tree must end up with (checked in the final .config).
 tree_options="KPROBES KRETPROBES MODULES MODULE_UNLOAD SMP HOTPLUG_CPU"
 
@@ -227,7 +234,8 @@ src_tree() {
 	done
 	dpkg-deb --fsys-tarfile "$(deb_file "$src_pkg" "$src_ver")" |
 		tar -xO --wildcards "*/$src_pkg.tar.xz" | tar -xJ -C "$tmp" --wildcards "${ex[@]}"
-	local mk=(-C "$tmp/$top" ARCH="$karch" CROSS_COMPILE="$cross" HOSTCC=gcc-12 CC="${cross}gcc-12" -j"$(nproc)")
+	local mk=(-C "$tmp/$top" ARCH="$karch" CROSS_COMPILE="$cross" HOSTCC=gcc-12 CC="${cross}gcc-12"
+		PAHOLE="$no_pahole" -j"$(nproc)")
 	make -s "${mk[@]}" defconfig >"$tmp/prepare.log" 2>&1 || { cat "$tmp/prepare.log" >&2; die "defconfig failed"; }
 	for o in $tree_options; do "$tmp/$top/scripts/config" --file "$tmp/$top/.config" -e "$o"; done
 	# no debug info, BTF or signing: nothing a module build reads
@@ -237,6 +245,8 @@ src_tree() {
 	for o in $tree_options; do
 		grep -qx "CONFIG_$o=y" "$tmp/$top/.config" || die "Kconfig dropped CONFIG_$o for $dpkg_arch $src_ver"
 	done
+	grep -qx "CONFIG_PAHOLE_VERSION=0" "$tmp/$top/.config" ||
+		die "Kconfig saw a pahole for $dpkg_arch $src_ver (PAHOLE=$no_pahole was meant to hide it)"
 	make "${mk[@]}" modules_prepare >>"$tmp/prepare.log" 2>&1 ||
 		{ tail -40 "$tmp/prepare.log" >&2; die "modules_prepare failed ($src_pkg $src_ver, $dpkg_arch)"; }
 	mv "$tmp/prepare.log" "$tmp/$top/.prepare.log"
@@ -260,7 +270,7 @@ cell_kdir() {
 	case "$series" in
 	# no vmlinux, so no Module.symvers: modpost cannot check the kernel
 	# symbols the module uses; it lists them as warnings (filtered below)
-	src*) mk_args+=(CC="${cross}gcc-12" HOSTCC=gcc-12 KBUILD_MODPOST_WARN=1) ;;
+	src*) mk_args+=(CC="${cross}gcc-12" HOSTCC=gcc-12 KBUILD_MODPOST_WARN=1 PAHOLE="$no_pahole") ;;
 	# Debian's 6.12 config has DEBUG_INFO_BTF_MODULES: BTF needs pahole
 	# (dwarves) and a vmlinux; the compile matrix does not need BTF.
 	deb6.12) mk_args+=(CONFIG_DEBUG_INFO_BTF_MODULES=) ;;
