@@ -303,8 +303,16 @@ int BuildSources(const RunPlan& p, const std::vector<TimingSource*>& given, RunS
     spdlog::error("{}", err);
     return kExitBadInput;
   }
-  if (p.cfg.tracepoints && !p.sim)
-    s->owned.push_back(std::make_unique<TracefsSource>(p.cfg.sysfs_root));
+  if (p.cfg.tracepoints && !p.sim) {
+    auto tp = std::make_unique<TracefsSource>(p.cfg.sysfs_root);
+    // Its drainer stays off the CPUs the run takes down.
+    std::vector<int> quiet;
+    for (int c : p.topo.online)
+      if (std::find(p.selected.begin(), p.selected.end(), c) == p.selected.end())
+        quiet.push_back(c);
+    tp->set_drainer_cpus(std::move(quiet));
+    s->owned.push_back(std::move(tp));
+  }
   if (p.cfg.kmod.enabled && !p.sim)
     s->owned.push_back(std::make_unique<KmodSource>(p.cfg.kmod.device));
   s->all = given;

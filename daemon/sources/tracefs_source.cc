@@ -4,9 +4,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <system_error>
 #include <tuple>
 #include <unordered_set>
 
@@ -269,6 +272,7 @@ TracefsSource::TracefsSource(std::string sysfs_root, std::string tracefs_root)
     : sysfs_root_(std::move(sysfs_root)), tracefs_(std::move(tracefs_root)) {}
 
 TracefsSource::~TracefsSource() {
+  StopDrainer();
   ReleaseInstance();
 }
 
@@ -313,7 +317,13 @@ bool TracefsSource::Start(std::string* why) {
   }
   joiner_ = std::make_unique<TraceJoiner>(std::move(states), 1);
   ops_.reserve(4096);
-  last_drain_ns_ = MonotonicClock()->NowNs();
+  last_drain_ns_ = last_request_ns_ = MonotonicClock()->NowNs();
+  try {
+    drainer_ = std::thread(&TracefsSource::DrainerLoop, this);
+  } catch (const std::system_error& e) {
+    spdlog::warn("tracepoints: no drainer thread ({}): the run drains between its writes",
+                 e.what());
+  }
   return true;
 }
 
@@ -591,10 +601,50 @@ void TracefsSource::ResolveFromKallsyms() {
   }
 }
 
-void TracefsSource::Drain() {
+std::vector<RawCpuhpEvent> TakeEventsUpTo(std::vector<RawCpuhpEvent>* held,
+                                          std::vector<RawCpuhpEvent> read, uint64_t cutoff) {
+  std::vector<RawCpuhpEvent> all = std::move(*held);
+  held->clear();
+  if (all.empty()) {
+    all = std::move(read);
+  } else {  // what was held, then this read: merged by time
+    all.insert(all.end(), read.begin(), read.end());
+    std::stable_sort(all.begin(), all.end(), [](const RawCpuhpEvent& a, const RawCpuhpEvent& b) {
+      return a.ts_ns < b.ts_ns;
+    });
+  }
+  const auto later = std::find_if(all.begin(), all.end(),
+                                  [cutoff](const RawCpuhpEvent& e) { return e.ts_ns > cutoff; });
+  held->assign(later, all.end());
+  all.erase(later, all.end());
+  return all;
+}
+
+void TracefsSource::Drain(bool final) {
+  std::lock_guard<std::mutex> drain_lock(drain_mu_);
+  DrainLocked(final);
+}
+
+void TracefsSource::DrainLocked(bool final) {
   if (!raw_)
     return;
+  const uint64_t t0 = MonotonicClock()->NowNs();
+  std::vector<OpRecord> batch;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    batch.swap(ops_);
+  }
   ++drains_;
+  // Every event up to the end of the last write taken is in the buffers;
+  // later ones may belong to the write in flight and are held back, so the
+  // joiner sees each task's events in order.
+  uint64_t cutoff = 0;
+  for (const OpRecord& rec : batch) {
+    cutoff = std::max(cutoff, rec.start_ns + rec.duration_ns);
+    (rec.dir == Direction::kOffline ? batch_offline_ : batch_online_) = true;
+  }
+  if (final)
+    cutoff = UINT64_MAX;
   raw_->events.clear();
   const bool learn = !names_learned_;
   std::string text;
@@ -604,12 +654,12 @@ void TracefsSource::Drain() {
   if (learn) {
     LearnNamesFromText(text);
     // Learned once both directions' callbacks have been seen.
-    names_learned_ = saw_offline_ && saw_online_;
+    names_learned_ = batch_offline_ && batch_online_;
   }
   ResolveFromKallsyms();
   joiner_->AddLost(raw_->missed);
   raw_->missed = 0;
-  for (const RawCpuhpEvent& e : raw_->events) {
+  for (const RawCpuhpEvent& e : TakeEventsUpTo(&held_, std::move(raw_->events), cutoff)) {
     std::string fun;
     if (e.kind != TraceKind::kExit) {
       fun = fun_names_[e.fun];
@@ -618,21 +668,89 @@ void TracefsSource::Drain() {
     }
     joiner_->FeedEvent(ToTraceEvent(e, CommOf(e.pid, e.event_cpu), std::move(fun)));
   }
-  for (const OpRecord& rec : ops_)
+  for (const OpRecord& rec : batch)
     joiner_->EndOperation(rec);
-  ops_.clear();
-  last_drain_ns_ = MonotonicClock()->NowNs();
+  const uint64_t t1 = MonotonicClock()->NowNs();
+  drain_ns_ += t1 - std::min(t1, t0);
+  std::lock_guard<std::mutex> l(mu_);
+  last_drain_ns_ = t1;
+}
+
+void TracefsSource::DrainerLoop() {
+  // Idle priority: the kernel runs it only where nothing else wants the CPU.
+  sched_param sp{};
+  std::string policy;
+  if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) == 0)
+    policy = "SCHED_IDLE";
+  else if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19) == 0)
+    policy = "nice 19";
+  else
+    policy = "normal";
+  if (!drainer_cpus_.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : drainer_cpus_)
+      if (c >= 0 && c < CPU_SETSIZE)
+        CPU_SET(c, &set);
+    std::string list;
+    for (int c : drainer_cpus_)
+      list += (list.empty() ? "" : ",") + std::to_string(c);
+    if (sched_setaffinity(0, sizeof(set), &set) == 0)
+      policy += " on CPU " + list;
+  }
+  std::unique_lock<std::mutex> l(mu_);
+  drainer_policy_ = policy;
+  for (;;) {
+    cv_.wait(l, [this] { return drain_wanted_ || drainer_stop_; });
+    if (drainer_stop_)
+      return;
+    drain_wanted_ = false;
+    l.unlock();
+    Drain(false);
+    l.lock();
+  }
+}
+
+void TracefsSource::StopDrainer() {
+  if (!drainer_.joinable())
+    return;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    drainer_stop_ = true;
+  }
+  cv_.notify_one();
+  drainer_.join();
 }
 
 void TracefsSource::OpEnd(const OpRecord& rec) {
   if (!joiner_)
     return;
-  ops_.push_back(rec);
-  (rec.dir == Direction::kOffline ? saw_offline_ : saw_online_) = true;
   const uint64_t end_ns = rec.start_ns + rec.duration_ns;
-  if ((!names_learned_ && saw_offline_ && saw_online_) ||
-      end_ns - std::min(end_ns, last_drain_ns_) >= kDrainIntervalNs)
-    Drain();
+  bool here = false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ops_.push_back(rec);
+    (rec.dir == Direction::kOffline ? saw_offline_ : saw_online_) = true;
+    const bool names = !names_asked_ && saw_offline_ && saw_online_;
+    if (!names && end_ns - std::min(end_ns, last_request_ns_) < kDrainIntervalNs)
+      return;
+    names_asked_ = names_asked_ || names;
+    last_request_ns_ = end_ns;
+    if (!drainer_.joinable() || end_ns - std::min(end_ns, last_drain_ns_) >= kStarvedDrainNs) {
+      here = true;  // no drainer, or it has not run for long
+    } else {
+      drain_wanted_ = true;
+      cv_.notify_one();
+    }
+  }
+  if (!here)
+    return;
+  // A drainer in the middle of a drain is running: leave it be.
+  std::unique_lock<std::mutex> drain_lock(drain_mu_, std::try_to_lock);
+  if (!drain_lock.owns_lock())
+    return;
+  ++inline_drains_;
+  DrainLocked(false);
 }
 
 void TracefsSource::ReadLostStats() {
@@ -658,7 +776,8 @@ void TracefsSource::ReadLostStats() {
 void TracefsSource::Stop() {
   if (!joiner_)
     return;
-  Drain();
+  StopDrainer();
+  Drain(true);
   joiner_->Finish();
   WriteFile(instance_ + "/tracing_on", "0", &remove_error_);
   ReadLostStats();
@@ -725,6 +844,9 @@ nlohmann::json TracefsSource::ReportJson() const {
   j["timestamp_resolution_ns"] = 1;
   j["buffer_kb_per_cpu"] = buffer_kb_;
   j["drains"] = drains_;
+  j["drain_ns"] = drain_ns_;
+  j["inline_drains"] = inline_drains_;
+  j["drainer"] = drainer_policy_;
   j["kallsyms_lookups"] = kallsyms_lookups_;
   j["unnamed_callbacks"] = unnamed_;
   j["events"] = joiner_ ? joiner_->EventsJson() : nlohmann::json::object();

@@ -19,6 +19,17 @@
 // is counted (per_cpu/cpuN/stats and the pages' missed-events flags) and
 // fails the report's tracepoints_no_lost_events check.
 //
+// Who drains: a thread of its own at SCHED_IDLE (nice 19 where the policy is
+// refused), pinned to the CPUs the run does not toggle when there are any,
+// woken by OpEnd (a push under a mutex). A drain inline in OpEnd cost the
+// run ~8 ms every second on the writer's own path. The drainer runs while
+// the next operation is in flight, so it feeds the joiner only the events up
+// to the end of the last operation it took (all of them are in the buffers
+// once that write has returned) and keeps the later ones for the next drain.
+// Where nothing is idle (a CPU hog on every CPU) SCHED_IDLE can starve: when
+// no drain has finished for kStarvedDrainNs, OpEnd drains itself, and the
+// report counts those drains.
+//
 // Callback names: the raw events carry the callback's address. The first
 // drain reads the instance's text `trace` file (not consuming, so the same
 // events are still there for the raw read) and takes each address's name
@@ -46,11 +57,14 @@
 // holds it, so a machine put back has no instance of ours.
 #pragma once
 
+#include <condition_variable>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -159,6 +173,15 @@ class TraceJoiner {
   std::vector<std::string> malformed_examples_;
 };
 
+// The events a drain may feed while a write may be in flight: `held` (left by
+// earlier drains) and `read` (this drain's, each CPU's merged by time),
+// merged by time, up to `cutoff` (the end of the last write taken: each of
+// its events is in the buffers); the later ones are left in *held. The
+// buffers are read one CPU after the other, so a task that moved CPUs in the
+// middle of a callback can have its exit read before its enter.
+std::vector<RawCpuhpEvent> TakeEventsUpTo(std::vector<RawCpuhpEvent>* held,
+                                          std::vector<RawCpuhpEvent> read, uint64_t cutoff);
+
 // The event as the joiner takes it, named: `comm` the task, `fun` the
 // callback (ignored for exits, which carry none).
 TraceEvent ToTraceEvent(const RawCpuhpEvent& e, std::string comm, std::string fun);
@@ -184,13 +207,22 @@ class TracefsSource : public TimingSource {
   nlohmann::json ReportJson() const override;
 
   const std::string& instance_path() const { return instance_; }
+  // The CPUs the drainer may run on (the online ones the run does not
+  // toggle); empty: no pinning. Before Start.
+  void set_drainer_cpus(std::vector<int> cpus) { drainer_cpus_ = std::move(cpus); }
 
   static constexpr uint64_t kDrainIntervalNs = 1000000000;
+  static constexpr uint64_t kStarvedDrainNs = 8 * kDrainIntervalNs;
   static constexpr size_t kMinBufferKb = 1024;
 
  private:
   bool SetUpReader(std::string* why);
-  void Drain();
+  // Takes the ended operations, reads the buffers, joins. `final`: no
+  // operation is in flight (every event may be fed). Serialised by drain_mu_.
+  void Drain(bool final);
+  void DrainLocked(bool final);  // drain_mu_ held
+  void DrainerLoop();
+  void StopDrainer();
   void LearnNamesFromText(const std::string& text);
   void ResolveFromKallsyms();
   const std::string& CommOf(int pid, int event_cpu);
@@ -211,13 +243,29 @@ class TracefsSource : public TimingSource {
   std::string remove_error_;
   std::unique_ptr<RawCpuhpReader> raw_;
   std::unique_ptr<TraceJoiner> joiner_;
+  // Shared between OpEnd and the drainer, under mu_.
+  std::mutex mu_;
+  std::condition_variable cv_;
   std::vector<OpRecord> ops_;  // ended, not yet joined (joined at each drain)
+  bool saw_offline_ = false, saw_online_ = false;
+  bool names_asked_ = false;  // the names drain was requested
+  bool drain_wanted_ = false, drainer_stop_ = false;
+  uint64_t last_request_ns_ = 0;
+  uint64_t last_drain_ns_ = 0;  // end of the last finished drain
+  // The drain itself, under drain_mu_ (one drain at a time).
+  std::mutex drain_mu_;
+  std::vector<RawCpuhpEvent> held_;                      // read, after the last joined operation
   std::unordered_map<uint64_t, std::string> fun_names_;  // callback address -> symbol
   std::unordered_map<int, std::string> comms_;           // pid -> task name
   bool names_learned_ = false;
-  bool saw_offline_ = false, saw_online_ = false;
-  uint64_t last_drain_ns_ = 0;
+  bool batch_offline_ = false, batch_online_ = false;  // directions drained so far
   uint64_t drains_ = 0;
+  uint64_t drain_ns_ = 0;  // time spent draining, whichever thread
+  uint64_t inline_drains_ = 0;
+  // The drainer thread.
+  std::thread drainer_;
+  std::vector<int> drainer_cpus_;
+  std::string drainer_policy_ = "inline";  // what the drainer got
   uint64_t kallsyms_lookups_ = 0;
   uint64_t unnamed_ = 0;  // enters whose callback address has no symbol
   size_t buffer_kb_ = 0;

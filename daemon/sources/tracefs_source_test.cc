@@ -306,6 +306,64 @@ TEST(TraceJoiner, OperationWithoutEventsIsCountedNotZeroed) {
   EXPECT_TRUE(out["kernel_states"].empty());
 }
 
+// A drain runs while the next write is in flight and reads the buffers one
+// CPU after the other: a task that moved from CPU 0 to CPU 1 inside a
+// callback can have its exit read (CPU 1, read last) a drain before its
+// enter (CPU 0, read first). Fed as read, the step is lost; held back past
+// the last write taken, it is joined whole.
+TEST(TakeEventsUpTo, EventsAfterTheLastWriteWaitForTheNextDrain) {
+  auto ev = [](TraceKind kind, int event_cpu, double t_ms) {
+    RawCpuhpEvent e;
+    e.kind = kind;
+    e.pid = 100;
+    e.event_cpu = event_cpu;
+    e.ts_ns = static_cast<uint64_t>(t_ms * 1e6);
+    e.cpu = 1;
+    e.idx = 50;
+    e.fun = 0xffffffff81000000;
+    return e;
+  };
+  const RawCpuhpEvent enter = ev(TraceKind::kEnter, 0, 10), exit = ev(TraceKind::kExit, 1, 20);
+  const OpRecord a = Op(0, 1, Direction::kOffline, 0.0, 5, 2);
+  const OpRecord b = Op(1, 1, Direction::kOnline, 0.006, 24, 1);  // 6..30 ms
+  auto feed = [](TraceJoiner* j, const std::vector<RawCpuhpEvent>& evs) {
+    for (const RawCpuhpEvent& e : evs)
+      j->FeedEvent(ToTraceEvent(e, "cpuhp-stress", e.kind == TraceKind::kExit ? "" : "f"));
+  };
+  const HotplugStates states = States("x86_64-6.18.states");
+
+  // Drain 1 (after write a, cutoff its end): CPU 0 read before the enter,
+  // CPU 1 after the exit. Drain 2 (the last): the enter.
+  TraceJoiner held(states, 1);
+  std::vector<RawCpuhpEvent> keep;
+  std::vector<RawCpuhpEvent> now = TakeEventsUpTo(&keep, {exit}, a.start_ns + a.duration_ns);
+  EXPECT_TRUE(now.empty());
+  ASSERT_EQ(keep.size(), 1u);
+  feed(&held, now);
+  held.EndOperation(a);
+  now = TakeEventsUpTo(&keep, {enter}, UINT64_MAX);
+  ASSERT_EQ(now.size(), 2u);
+  EXPECT_EQ(now[0].kind, TraceKind::kEnter);  // merged by time
+  EXPECT_TRUE(keep.empty());
+  feed(&held, now);
+  held.EndOperation(b);
+  held.Finish();
+  json out = held.stats().ToJson();
+  EXPECT_EQ(out["ops_with_steps"], 1);
+  EXPECT_EQ(held.EventsJson()["unmatched_exits"], 0);
+  EXPECT_EQ(held.EventsJson()["open_at_end"], 0);
+
+  // The same reads fed as they come: the exit has no enter yet.
+  TraceJoiner as_read(states, 1);
+  feed(&as_read, {exit});
+  as_read.EndOperation(a);
+  feed(&as_read, {enter});
+  as_read.EndOperation(b);
+  as_read.Finish();
+  EXPECT_EQ(as_read.EventsJson()["unmatched_exits"], 1);
+  EXPECT_EQ(as_read.stats().ToJson()["ops_with_steps"], 0);
+}
+
 TEST(UnionLength, OverlapsAndNesting) {
   EXPECT_EQ(UnionLengthNs({}), 0u);
   EXPECT_EQ(UnionLengthNs({{0, 10}, {2, 5}, {10, 12}, {20, 21}, {7, 7}}), 13u);

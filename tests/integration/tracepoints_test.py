@@ -38,6 +38,15 @@ def our_instances():
                   if not i.endswith("-kept"))
 
 
+def cpulist(text):
+    """A kernel CPU list ("0-3,5") as numbers."""
+    cpus = []
+    for part in text.strip().split(","):
+        lo, _, hi = part.partition("-")
+        cpus += range(int(lo), int(hi or lo) + 1)
+    return cpus
+
+
 def kept_instance():
     return f"{tracefs()}/instances/cpuhp-stress-kept"
 
@@ -146,6 +155,33 @@ class TracepointsTest(lib.RealCpuCase):
         self.assertEqual(tp2["events"]["unmatched_exits"], 0)
         self.assertEqual(tp2["lost_events"]["total"], 0)
         self.assertLess(tp2["events"]["parsed"], tp["events"]["parsed"] * 4 // ops + 200)
+
+    def test_drainer_thread_joins_every_write_while_the_next_is_in_flight(self):
+        # A few seconds of writes: the names drain after the first offline and
+        # online, drains each second while a write is in flight, the last one.
+        ops = 300
+        _, r = self.run_traced(ops, "--tracepoints")
+        tp = r["timing_sources"]["tracepoints"]
+        if tp["status"] == "unavailable":
+            self.skipTest("tracepoints unavailable here: " + tp["reason"])
+        self.assertEqual(tp["status"], "ok")
+        self.assertTrue(tp["drainer"].startswith("SCHED_IDLE"), tp["drainer"])
+        # Pinned to the CPUs the run leaves online, never the one it toggles.
+        with open("/sys/devices/system/cpu/online") as f:
+            others = [c for c in cpulist(f.read()) if c != CPU]
+        if others:
+            pinned = [int(c) for c in tp["drainer"].split(" on CPU ")[1].split(",")]
+            self.assertEqual(pinned, others)
+        self.assertEqual(tp["inline_drains"], 0)
+        self.assertGreaterEqual(tp["drains"], 3, r["run"]["elapsed_ns"])
+        self.assertGreater(tp["drain_ns"], 0)
+        self.assertEqual(tp["ops_with_steps"], ops)
+        self.assertEqual(tp["ops_without_steps"], 0)
+        ev = tp["events"]
+        self.assertEqual((ev["unmatched_exits"], ev["unmatched_enters"], ev["open_at_end"],
+                          ev["steps_outside_operations"]), (0, 0, 0, 0))
+        self.assertEqual(tp["lost_events"]["total"], 0)
+        self.assertEqual(tp["unnamed_callbacks"], 0)
 
     def test_a_held_kept_instance_makes_an_own_one(self):
         with HoldKept():
