@@ -260,7 +260,7 @@ class TracefsSource : public TimingSource {
   bool names_learned_ = false;
   bool batch_offline_ = false, batch_online_ = false;  // directions drained so far
   uint64_t drains_ = 0;
-  uint64_t drain_ns_ = 0;  // time spent draining, whichever thread
+  uint64_t drain_cpu_ns_ = 0;  // CPU time of the drains, whichever thread
   uint64_t inline_drains_ = 0;
   // The drainer thread.
   std::thread drainer_;
