@@ -24,7 +24,8 @@ import tempfile
 import time
 
 SYS = "/sys/devices/system/cpu"
-CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from cpuhp_testlib import CPU  # noqa: E402  (CPUHP_TEST_CPU, else found at run time)
 ONLINE = f"{SYS}/cpu{CPU}/online"
 
 

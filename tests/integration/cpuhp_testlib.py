@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Shared harness for the tests that drive the built cpuhp-stress binary on
-this machine's real hotpluggable CPU (cpu1 unless CPUHP_TEST_CPU says
-otherwise). Every such test file is run as
+this machine's real hotpluggable CPU (CPUHP_TEST_CPU, else found at run
+time: the lowest-numbered CPU other than cpu0 with an `online` file; cpu0
+only when it is the one such CPU. cpu1 on x86; arm64/PSCI and POWER usually
+let cpu0 go too, so nothing here assumes cpu0 is fixed). Every such test file is run as
 
     some_test.py BUILD_DIR SOURCE_DIR
 
@@ -17,14 +19,70 @@ import sys
 import tempfile
 import unittest
 
-SYS = "/sys/devices/system/cpu"
-CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
-BIN = SRC = None  # set by main() from the command line
-
 
 def read(path):
     with open(path) as f:
         return f.read().strip()
+
+SYS = "/sys/devices/system/cpu"
+BIN = SRC = None  # set by main() from the command line
+
+
+def present_cpus(sys_root=SYS):
+    """The CPU numbers with a cpuN directory, in order."""
+    try:
+        names = os.listdir(sys_root)
+    except OSError:
+        return []
+    return sorted(int(d[3:]) for d in names if d.startswith("cpu") and d[3:].isdigit())
+
+
+def hotpluggable_cpus(sys_root=SYS):
+    """CPUs the kernel lets user space take offline (they have an online file)."""
+    return [c for c in present_cpus(sys_root) if os.path.exists(f"{sys_root}/cpu{c}/online")]
+
+
+def find_test_cpu(sys_root=SYS, env=os.environ):
+    """The CPU the real tests toggle: CPUHP_TEST_CPU, else the lowest
+    hotpluggable CPU other than cpu0 (cpu0 keeps the boot-time duties on
+    every architecture even where it can go), else cpu0 if it is the only
+    hotpluggable one, else 1 (skip_reason then says why it cannot run)."""
+    if env.get("CPUHP_TEST_CPU"):
+        return int(env["CPUHP_TEST_CPU"])
+    hot = hotpluggable_cpus(sys_root)
+    rest = [c for c in hot if c != 0]
+    return (rest or hot or [1])[0]
+
+
+def find_fixed_cpu(sys_root=SYS):
+    """A present CPU without an online file (the kernel never takes it
+    offline: cpu0 on x86), or None when every CPU is hotpluggable."""
+    fixed = [c for c in present_cpus(sys_root) if not os.path.exists(f"{sys_root}/cpu{c}/online")]
+    return fixed[0] if fixed else None
+
+
+def find_other_cpu(cpu, sys_root=SYS):
+    """An online CPU other than cpu that stays online while cpu is toggled,
+    preferring one without an online file; None on a one-CPU machine."""
+    fixed = find_fixed_cpu(sys_root)
+    if fixed is not None and fixed != cpu:
+        return fixed
+    for c in present_cpus(sys_root):
+        if c == cpu:
+            continue
+        try:
+            if read(f"{sys_root}/cpu{c}/online") == "1":
+                return c
+        except OSError:
+            return c
+    return None
+
+
+CPU = find_test_cpu()
+# Why a case that needs a non-hotpluggable CPU cannot run here (None: it can).
+FIXED_CPU = find_fixed_cpu()
+NO_FIXED_CPU = None if FIXED_CPU is not None else (
+    f"every CPU here has an online file ({SYS}/cpu*/online): no non-hotpluggable CPU to refuse")
 
 
 def online_file(cpu=CPU):

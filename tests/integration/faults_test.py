@@ -21,7 +21,7 @@ import tempfile
 import unittest
 
 SYS = "/sys/devices/system/cpu"
-CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
+from cpuhp_testlib import CPU  # noqa: E402  (CPUHP_TEST_CPU, else found at run time)
 BIN = SRC = None
 
 

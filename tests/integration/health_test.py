@@ -14,7 +14,7 @@ import threading
 import time
 
 import cpuhp_testlib as lib
-from cpuhp_testlib import CPU, online_file, read
+from cpuhp_testlib import CPU, find_other_cpu, online_file, read
 
 TEST_LINE = "WARNING: cpuhp-stress test line"
 
@@ -78,7 +78,10 @@ class HealthTest(lib.RealCpuCase):
         # A SCHED_FIFO probe pinned to the CPU being taken offline: the kernel
         # breaks its affinity and moves it; the offline succeeds every time,
         # and the probe gets its CPU back when the CPU returns.
-        cfg = {"disturbance": {"enabled": True, "cpus": f"0,{CPU}" if CPU else "1",
+        other = find_other_cpu(CPU)
+        if other is None:
+            self.skipTest(f"no CPU other than cpu{CPU} stays online to compare with")
+        cfg = {"disturbance": {"enabled": True, "cpus": f"{other},{CPU}",
                                "fifo_priority": 50, "baseline": "100ms"}}
         p, r = self.run_ok("--iterations", "60", "--interval", "20ms", config=cfg)
         self.assertEqual(r["totals"]["ops"], 60)
@@ -90,7 +93,7 @@ class HealthTest(lib.RealCpuCase):
         moved = rows[CPU]
         self.assertGreater(moved["off_cpu_samples"], 0, moved)
         self.assertGreater(moved["repins"], 0, moved)
-        self.assertEqual(rows[0 if CPU else 1]["off_cpu_samples"], 0)
+        self.assertEqual(rows[other]["off_cpu_samples"], 0)
         self.assertGreater(moved["offline"]["count"] + moved["online"]["count"], 0)
 
     # ---- kernel log health ----

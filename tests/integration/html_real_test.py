@@ -30,7 +30,7 @@ import tempfile
 import threading
 
 SYS = "/sys/devices/system/cpu"
-CPU = int(os.environ.get("CPUHP_TEST_CPU", "1"))
+from cpuhp_testlib import CPU  # noqa: E402  (CPUHP_TEST_CPU, else found at run time)
 TEST_LINE = "WARNING: cpuhp-stress html test line"
 
 
