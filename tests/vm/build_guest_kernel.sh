@@ -27,6 +27,10 @@ cache=${1:-/var/cache/cpuhp-stress}
 fragment=$here/real_guest.config
 log() { echo "build_guest_kernel: $*" >&2; }
 skip() { log "SKIP: $*"; exit 77; }
+# An x86-64 kernel (arch/x86 bzImage, real_guest.config): built natively
+# only; run_real_guest.sh boots Debian's 6.12 kernel for other guests.
+host=$(dpkg --print-architecture)
+[ "$host" = amd64 ] || skip "builds an x86-64 kernel natively; this host is $host"
 for t in flex bison bc make gcc; do command -v "$t" >/dev/null || skip "$t not installed (tools/setup.sh installs it)"; done
 [ -f /usr/include/libelf.h ] || skip "libelf-dev not installed (objtool needs it; tools/setup.sh installs it)"
 version=$(apt-cache policy linux-source-6.12 2>/dev/null | sed -n 's/^ *Candidate: //p')

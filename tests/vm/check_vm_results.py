@@ -9,6 +9,7 @@ Writes the decoded files into WORK_DIR/out/ and prints one line per check.
 import json
 import os
 import re
+import subprocess
 import sys
 
 from vmlib import Checks, decode_console, kernel_splats
@@ -42,10 +43,16 @@ except ValueError as e:
     dump = {}
     check(False, f"dump.json parses ({e})")
 probes = {p["name"]: p for p in dump.get("probes", [])}
+# Every probe of the module is either expected here (placed, with hits) or
+# absent on this kernel and arch (unavailable with a reason): nothing else.
 if arch == "amd64":
     expect = ["takedown_cpu", "take_cpu_down", "_cpu_up", "_cpu_down", "get_nohz_timer_target"]
-    expect += ["native_cpu_up", "bringup_cpu"] if kver < (6, 5) else ["cpuhp_kick_ap_alive", "cpuhp_bringup_ap"]
-    absent = ["__cpu_up"]
+    if kver < (6, 5):
+        expect += ["native_cpu_up", "bringup_cpu"]
+        absent = ["__cpu_up", "cpuhp_kick_ap_alive", "cpuhp_bringup_ap"]
+    else:  # HOTPLUG_PARALLEL: the split start-up replaces native_cpu_up and bringup_cpu
+        expect += ["cpuhp_kick_ap_alive", "cpuhp_bringup_ap"]
+        absent = ["__cpu_up", "native_cpu_up", "bringup_cpu"]
 else:
     expect = ["__cpu_up", "bringup_cpu", "takedown_cpu", "take_cpu_down", "_cpu_up", "_cpu_down",
               "get_nohz_timer_target"]
@@ -55,15 +62,23 @@ for name in expect:
     check(p.get("placed") == 1, f"probe {name} placed ({p.get('symbol')}) {p.get('reason', '')}")
     if name != "get_nohz_timer_target":
         check(p.get("hits", 0) > 0, f"probe {name} hits > 0 ({p.get('hits')})")
-    if name == "get_nohz_timer_target":
+    if name == "get_nohz_timer_target" and kver < (6, 12):
+        # 6.1's rethook counts a return with RCU not watching as a miss.
         check(p.get("nmissed", 0) * 100 <= max(p.get("hits", 0), 100),
               f"probe {name} nmissed <= 1% of hits ({p.get('nmissed')} of {p.get('hits')})")
+    elif name == "get_nohz_timer_target":
+        check(p.get("nmissed") == 0, f"probe {name} nmissed 0 ({p.get('nmissed')} of {p.get('hits')})")
     else:
         check(p.get("nmissed") == 0 and p.get("dropped") == 0,
               f"probe {name} nmissed 0 dropped 0 ({p.get('nmissed')}, {p.get('dropped')})")
 for name in absent:
     p = probes.get(name, {})
     check(p.get("placed") == 0 and p.get("reason"), f"probe {name} unavailable with a reason ({p.get('reason')})")
+other = sorted(set(probes) - set(expect) - set(absent))
+check(not other, f"no probe outside the expected and absent lists ({other})")
+print(f"info kernel {kver[0]}.{kver[1]} {arch}: placed " + ", ".join(
+    f"{n}={probes[n].get('hits')}/{probes[n].get('nmissed')}" for n in sorted(probes) if probes[n].get("placed")) +
+    " (hits/nmissed)")
 recs = dump.get("records", [])
 check(len(recs) > 0 and dump.get("poll_ready") == 1, f"reader got {len(recs)} records, poll ready")
 names = {p["id"]: p["name"] for p in dump.get("probes", [])}
@@ -161,13 +176,43 @@ if withmod:
     k = withmod.get("timing_sources", {}).get("kmod", {})
     check(k.get("status") == "ok", f"with the module: kmod status ok ({k.get('status')}, {k.get('reason')})")
     phases = k.get("kernel_phases", {})
-    for d, name in (("offline", "takedown_cpu"), ("online", "_cpu_up")):
+    # The bring-up of the CPU: __cpu_up (arm64, powerpc), native_cpu_up
+    # (x86 before 6.5), the split start-up pair from 6.5 on.
+    if arch != "amd64":
+        bringup = ["__cpu_up"]
+    else:
+        bringup = ["native_cpu_up"] if kver < (6, 5) else ["cpuhp_kick_ap_alive", "cpuhp_bringup_ap"]
+    for d, name in [("offline", "takedown_cpu"), ("online", "_cpu_up")] + [("online", b) for b in bringup]:
         ph = phases.get(d, {}).get(name, {})
         check(ph.get("all", {}).get("count", 0) > 0, f"kernel_phases {d}/{name} n > 0 ({ph.get('all', {}).get('count')})")
+    ups = [o for o in k.get("ops", []) if all(b in o.get("phases", {}) for b in bringup)]
+    n_up = sum(1 for o in k.get("ops", []) if "_cpu_up" in o.get("phases", {}))
+    check(ups and len(ups) == n_up and all(sum(o["phases"][b] for b in bringup) <= o["phases"]["_cpu_up"] for o in ups),
+          f"bring-up ({' + '.join(bringup)}) in every online op, inside its _cpu_up ({len(ups)} of {n_up})")
+    if len(bringup) > 1:
+        # Issue 13: reported as one bring-up phase as well as separately.
+        # The combined phase is the daemon's to add (kernel_phases/online/
+        # "bringup"); until it does, the sum per op above is what is proven.
+        one = phases.get("online", {}).get("bringup")
+        if one is None:
+            print("todo daemon: no combined kernel_phases/online/bringup phase yet "
+                  f"(sum of {' + '.join(bringup)} per op proven above)")
+        else:
+            check(one.get("all", {}).get("count") == len(ups),
+                  f"combined bring-up phase has one sample per online op ({one.get('all', {}).get('count')})")
+    tp = withmod.get("timing_sources", {}).get("tracepoints", {})
+    check(tp.get("status") == "ok", f"with the module: tracepoints status ok ({tp.get('status')}, {tp.get('reason')})")
+    src = os.environ.get("CPUHP_SRC")
+    if src:
+        v = subprocess.run([sys.executable, f"{src}/tests/validate_report.py",
+                            f"{src}/daemon/report/schema/report.schema.json", os.path.join(outdir, "withmod.json")],
+                           capture_output=True, text=True)
+        check(v.returncode == 0, "report with the module passes the schema" +
+              ("" if v.returncode == 0 else ": " + (v.stdout + v.stderr).strip().splitlines()[0]))
     for p in k.get("probes", []):
         if not p.get("placed"):
             continue
-        if p["name"] == "get_nohz_timer_target":
+        if p["name"] == "get_nohz_timer_target" and kver < (6, 12):
             # Hot and called from idle: 6.1's rethook counts a return with RCU
             # not watching as a miss. Reported; bounded, not required zero.
             check(p.get("nmissed", 0) * 100 <= max(p.get("hits", 0), 100),

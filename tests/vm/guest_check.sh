@@ -4,7 +4,7 @@
 # systemd and prints "VMTEST: key=value" lines on the serial console for the
 # host (tests/vm/vm_test.sh) to check.
 u=cpuhp-stress@vm.service
-say() { echo "VMTEST: $*" > /dev/ttyS0; }
+say() { echo "VMTEST: $*" > /dev/console; }
 show() { systemctl show -p "$1" --value "$u"; }
 say "boot=ok cpus=$(cat /sys/devices/system/cpu/online)"
 systemctl start "$u"  # Type=notify: returns once READY=1 arrived
@@ -26,13 +26,13 @@ say "journal_fields=$(journalctl -b -u "$u" -o export | grep -c -E '^(CPU|OP|ITE
 # The unit's sandbox leaves tracefs writable: the final summary has the
 # kernel states, and no run of the unit found the source unavailable.
 say "tp_states=$(journalctl -b -u "$u" -o cat | grep -c 'kernel states (tracepoints), top') tp_unavailable=$(journalctl -b -u "$u" -o cat | grep -c 'tracepoints): unavailable')"
-journalctl -b -u "$u" -o cat | grep -m1 'tracepoints): unavailable' | sed 's/^/VMTEST-LOG: /' > /dev/ttyS0
-journalctl -b -u "$u" -o export | grep -m1 -E '^CPU=' | sed 's/^/VMTEST: journal_sample=/' > /dev/ttyS0
+journalctl -b -u "$u" -o cat | grep -m1 'tracepoints): unavailable' | sed 's/^/VMTEST-LOG: /' > /dev/console
+journalctl -b -u "$u" -o export | grep -m1 -E '^CPU=' | sed 's/^/VMTEST: journal_sample=/' > /dev/console
 r=/var/log/cpuhp-stress/vm.json
 say "report_kinds=$(grep -o '"kind": *"[a-z]*"' "$r" | tr -d ' "' | tr '\n' ,)"
 say "report_stop=$(grep -o '"stop_reason": *"[a-z]*"' "$r" | tr -d ' "')"
 say "report_ops=$(grep -m1 -o '"ops": *[0-9]*' "$r" | tr -d ' "')"
-journalctl -b -u "$u" -o cat | tail -n 15 | sed 's/^/VMTEST-LOG: /' > /dev/ttyS0
+journalctl -b -u "$u" -o cat | tail -n 15 | sed 's/^/VMTEST-LOG: /' > /dev/console
 # A run that finishes with failures in its report (sim, 20 % of writes fail)
 # exits 3, which the unit must not restart: a restart would start the soak
 # over and overwrite the report.

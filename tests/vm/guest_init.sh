@@ -5,6 +5,8 @@
 # markers (base64 for files); tests/vm/check_vm_results.py reads them.
 # cpuhp_ops=N on the kernel command line reaches us as $cpuhp_ops.
 . /bin/guest_lib.sh  # mounts, mark/emit/status, guest_exit
+# The daemon's tracepoints source reads the cpuhp events here.
+mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 ops=${cpuhp_ops:-24}
 pattern=${cpuhp_pattern:-roundrobin}
 

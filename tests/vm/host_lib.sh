@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash disable=SC2034  # sets variables its callers read
 # Sourced by the host-side guest runners (run_vm_test.sh, run_real_guest.sh).
 
 # copy_libs ROOT ELF...: copies into the initramfs tree ROOT the shared
@@ -19,13 +20,25 @@ copy_libs() {
 # once never exited, and a kernel without power-off halts), it is stopped:
 # the results are out. WORK/console.log gets the console without CRs and
 # terminal escapes.
+#
+# With guest_up_within=N set, a guest that has not printed guest_up_mark
+# (default "==CPUHP== guest up", the first line of every /init here) N s
+# after the start (or that ended before) is stopped and guest_up is 0
+# (else 1): boot_guest_accel's KVM try.
 boot_guest() {
-	local work=$1 limit=$2
+	local work=$1 limit=$2 start_s=$SECONDS
 	shift 2
+	guest_up=1
 	timeout --foreground -k 5 "$limit" "$@" </dev/null >"$work/console.raw" 2>&1 &
 	guest_qpid=$!
 	trap 'kill "$guest_qpid" 2>/dev/null' EXIT
 	while kill -0 "$guest_qpid" 2>/dev/null; do
+		if [ -n "${guest_up_within:-}" ] && ! grep -q "${guest_up_mark:-==CPUHP== guest up}" "$work/console.raw" 2>/dev/null &&
+			[ $((SECONDS - start_s)) -ge "$guest_up_within" ]; then
+			guest_up=0
+			kill "$guest_qpid" 2>/dev/null || true
+			break
+		fi
 		if grep -q "==CPUHP== DONE" "$work/console.raw" 2>/dev/null; then
 			for _ in $(seq 60); do kill -0 "$guest_qpid" 2>/dev/null || break; sleep 1; done
 			if kill -0 "$guest_qpid" 2>/dev/null; then
@@ -39,5 +52,241 @@ boot_guest() {
 	qrc=0
 	wait "$guest_qpid" || qrc=$?
 	trap - EXIT
+	[ -z "${guest_up_within:-}" ] || grep -q "${guest_up_mark:-==CPUHP== guest up}" "$work/console.raw" || guest_up=0
 	tr -d '\r' <"$work/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >"$work/console.log"
+}
+#
+# boot_guest_accel WORK TIMEOUT_S QEMU ARCH ARGS...: boot_guest with KVM when
+# it can run this guest, else TCG, and says which and why (guest_accel is
+# kvm or tcg afterwards). The caller sets the arrays kvm_args (e.g. -accel
+# kvm -cpu host) and tcg_args (-accel tcg,... -cpu ...). KVM is tried only
+# for a guest of the host's own architecture with a usable /dev/kvm, and
+# tried for real: a paravirtual /dev/kvm (this lab's PVM) opens fine but
+# runs only kernels built for it (Debian's abort with "failed to set MSR
+# 0x10a" or stop on "KVM internal error"). A guest that has not reached its
+# /init within CPUHP_VM_KVM_PROBE_S (default 30) s is stopped and booted
+# again under TCG; the verdict is kept for this host boot in /run, keyed by
+# kernel image and QEMU, so the next guest does not try again.
+# CPUHP_VM_ACCEL=kvm|tcg forces one (kvm: no fallback).
+boot_guest_accel() {
+	local work=$1 limit=$2 qemu=$3 garch=$4 want=${CPUHP_VM_ACCEL:-auto} why="" key verdict kernel=""
+	shift 4
+	local a prev=""
+	for a in "$@"; do [ "$prev" = -kernel ] && kernel=$a; prev=$a; done
+	guest_accel=tcg
+	if [ "$want" = tcg ]; then
+		why="CPUHP_VM_ACCEL=tcg"
+	elif [ "$garch" != "$(dpkg --print-architecture)" ]; then
+		why="guest $garch on a $(dpkg --print-architecture) host"
+	elif [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
+		why="no usable /dev/kvm"
+	else
+		key=$( { stat -Lc '%n %s %Y' "$kernel"; "$qemu" --version | head -1; printf '%s\n' "${kvm_args[@]}"; } |
+			sha256sum | cut -c1-16)
+		verdict=/run/cpuhp-stress-kvm-$key
+		if [ "$want" = auto ] && [ -f "$verdict" ]; then
+			why="$(cat "$verdict") (verdict of an earlier guest this boot, $verdict)"
+		else
+			echo "boot_guest_accel: trying KVM ($qemu ${kvm_args[*]})" >&2
+			guest_up_within=${CPUHP_VM_KVM_PROBE_S:-30}
+			[ "$want" = kvm ] && guest_up_within=""
+			boot_guest "$work" "$limit" "$qemu" "${kvm_args[@]}" "$@"
+			guest_up_within=""
+			if [ "$guest_up" = 1 ]; then
+				guest_accel=kvm
+				echo "boot_guest_accel: guest ran under KVM" >&2
+				return 0
+			fi
+			why="KVM could not run $(basename "$kernel"): $(grep -v '^\s*$' "$work/console.log" | tail -2 | tr '\n' ' ' | cut -c1-200)"
+			why=${why% }
+			[ "$(grep -c . "$work/console.log")" = 0 ] &&
+				why="KVM could not run $(basename "$kernel"): nothing on the console within ${CPUHP_VM_KVM_PROBE_S:-30} s"
+			echo "$why" >"$verdict"
+			cp "$work/console.log" "$work/console-kvm-try.log"
+		fi
+	fi
+	echo "boot_guest_accel: TCG: $why" >&2
+	boot_guest "$work" "$limit" "$qemu" "${tcg_args[@]}" "$@"
+}
+#
+# guest_arch_setup ARCH TCG_THREAD: the QEMU of a Debian ARCH guest (amd64,
+# arm64 virt, ppc64el pseries under VOF) and how to run it: sets qemu,
+# flavour (Debian's kernel flavour), console, cc (a C compiler for the
+# guest), cross (kbuild's ARCH/CROSS_COMPILE; empty on the host's arch),
+# qemu_args (both accelerators), kvm_args, tcg_args, kimage (vmlinuz or
+# vmlinux in Debian's /boot).
+guest_arch_setup() {
+	local tcg="tcg,thread=$2" host
+	host=$(dpkg --print-architecture)
+	cross=()
+	case "$1" in
+	amd64)
+		qemu=qemu-system-x86_64 flavour=amd64 console=ttyS0 cc=x86_64-linux-gnu-gcc kimage=vmlinuz
+		[ "$host" = amd64 ] || cross=(ARCH=x86_64 CROSS_COMPILE=x86_64-linux-gnu-)
+		qemu_args=(-device "isa-debug-exit,iobase=0xf4,iosize=0x04")
+		tcg_args=(-accel "$tcg" -cpu max) kvm_args=(-accel kvm -cpu host) ;;
+	arm64)
+		qemu=qemu-system-aarch64 flavour=arm64 console=ttyAMA0 cc=aarch64-linux-gnu-gcc kimage=vmlinuz
+		[ "$host" = arm64 ] || cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+		qemu_args=(-M virt)
+		tcg_args=(-accel "$tcg" -cpu cortex-a57) kvm_args=(-accel kvm -cpu host) ;;
+	ppc64el)
+		qemu=qemu-system-ppc64 flavour=powerpc64le console=hvc0 cc=powerpc64le-linux-gnu-gcc kimage=vmlinux
+		[ "$host" = ppc64el ] || cross=(ARCH=powerpc CROSS_COMPILE=powerpc64le-linux-gnu-)
+		qemu_args=(-M "pseries,x-vof=on,cap-cfpc=broken,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off")
+		tcg_args=(-accel "$tcg") kvm_args=(-accel kvm) ;;
+	*) return 2 ;;
+	esac
+	command -v "$cc" >/dev/null || [ "$host" != "$1" ] || cc=gcc
+}
+#
+# debian_kernel ARCH SERIES CACHE: Debian's own kernel of SERIES (6.1:
+# bookworm's linux-image-FLAVOUR; else linux-image-SERIES-FLAVOUR, e.g.
+# bookworm's 6.12) for ARCH, with its headers made usable for an
+# out-of-tree build here (a KDIR for `make -C KDIR M=... modules` as it is,
+# lava_module_step too), and busybox-static for ARCH. The ABI is resolved
+# from the metapackage now; the packages are fetched once into
+# CACHE/vm-kernel-ABI-FLAVOUR-VERSION (built in a temporary directory, then
+# renamed: other trees and machines' jobs share the cache; tests/vm/fetch
+# fills it before the tests). Needs guest_arch_setup's flavour and kimage.
+# Sets meta, abi, kver, kroot (the unpacked packages), hdrs, kernel,
+# kconfig, busybox. Returns 1 (skip) when apt does not know the packages, 2
+# (fail) when their download fails; dk_why says why.
+debian_kernel() {
+	local arch=$1 series=$2 cache=$3 abi_pkg kbuild_pkg common l d tmp dir
+	meta=linux-image-$flavour
+	[ "$series" = 6.1 ] || meta=linux-image-$series-$flavour
+	abi_pkg=$(apt-cache depends "$meta:$arch" 2>/dev/null |
+		sed -n "s/^ *Depends: \(linux-image-[0-9][^ :]*-$flavour\)\(:[a-z0-9]*\)\{0,1\}$/\1/p" | awk 'NR == 1')
+	[ -n "$abi_pkg" ] || { dk_why="cannot resolve $meta:$arch (apt-get update?)"; return 1; }
+	abi=${abi_pkg#linux-image-}
+	abi=${abi%-"$flavour"}
+	kver=$(apt-cache policy "$abi_pkg:$arch" | sed -n 's/^ *Candidate: //p')
+	kbuild_pkg=$(apt-cache depends "linux-headers-$abi-$flavour:$arch" |
+		sed -n 's/^ *Depends: \(linux-kbuild-[0-9][^ :]*\)\(:[a-z0-9]*\)\{0,1\}$/\1/p' | awk 'NR == 1')
+	[ -n "$kbuild_pkg" ] || { dk_why="cannot resolve the kbuild package of linux-headers-$abi-$flavour:$arch"; return 1; }
+	dir=$cache/vm-kernel-$abi-$flavour-$kver
+	kroot=$dir/root
+	if [ ! -f "$dir/.done" ]; then
+		mkdir -p "$cache"
+		tmp=$(mktemp -d "$cache/.vm-kernel-$flavour.XXXXXX")
+		mkdir -p "$tmp/debs"
+		# kbuild is the host's build of the same version: its modpost
+		# and fixdep run here and handle every target.
+		if ! (cd "$tmp/debs" && apt-get download -q "$abi_pkg:$arch=$kver" \
+			"linux-headers-$abi-$flavour:$arch=$kver" "linux-headers-$abi-common=$kver" \
+			"$kbuild_pkg:$(dpkg --print-architecture)=$kver" "busybox-static:$arch") \
+			>"$tmp/download.log" 2>&1; then
+			cat "$tmp/download.log" >&2
+			rm -rf "$tmp"
+			dk_why="apt-get download of $abi_pkg:$arch and its headers failed"
+			return 2
+		fi
+		for d in "$tmp"/debs/*.deb; do dpkg-deb -x "$d" "$tmp/root"; done
+		rm -rf "$tmp/debs"
+		# The arch headers name the common tree and kbuild by absolute
+		# paths: point them into the cache, where the tree is renamed to.
+		common=$kroot/usr/src/linux-headers-$abi-common
+		sed -i "s|[^ ]*/usr/src/linux-headers-$abi-common/|$common/|g" \
+			"$tmp/root/usr/src/linux-headers-$abi-$flavour/Makefile"
+		for l in scripts tools; do
+			[ -L "$tmp/root/usr/src/linux-headers-$abi-$flavour/$l" ] &&
+				ln -sfn "$kroot/usr/lib/$kbuild_pkg/$l" "$tmp/root/usr/src/linux-headers-$abi-$flavour/$l"
+		done
+		touch "$tmp/.done"
+		mv -T "$tmp" "$dir" 2>/dev/null || { rm -rf "$tmp"; [ -f "$dir/.done" ]; }  # another job won the race
+	fi
+	hdrs=$kroot/usr/src/linux-headers-$abi-$flavour
+	kernel=$kroot/boot/$kimage-$abi-$flavour
+	kconfig=$kroot/boot/config-$abi-$flavour
+	busybox=$kroot/bin/busybox
+	[ -f "$kernel" ] || { dk_why="no $kernel in $abi_pkg:$arch"; return 2; }
+}
+#
+# target_python ARCH PYVER ROOT TAR_EXCLUDES...: stages Debian's PYVER
+# (e.g. python3.11) for ARCH into the initramfs tree ROOT as
+# /usr/bin/python3 with its stdlib (minus TAR_EXCLUDES), lib-dynload, the
+# libraries they need and the dynamic loader, plus the host's pure-python
+# jsonschema and what it imports. The packages (the interpreter's
+# dependency closure for ARCH) are fetched once into
+# CPUHP_VM_CACHE (default /var/cache/cpuhp-stress)/python-ARCH-KEY, KEY from
+# their versions. Returns 1 with tp_why set when it cannot.
+target_python() {
+	local arch=$1 pyver=$2 root=$3 triplet pkgs versions key sysroot tmp d f need found interp
+	shift 3
+	case "$arch" in
+	arm64) triplet=aarch64-linux-gnu ;;
+	ppc64el) triplet=powerpc64le-linux-gnu ;;
+	*) tp_why="no target python for $arch"; return 1 ;;
+	esac
+	mapfile -t pkgs < <(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+		--no-breaks --no-replaces --no-enhances "$pyver-minimal:$arch" "lib$pyver-stdlib:$arch" 2>/dev/null |
+		grep -v '^ ' | sort -u | grep -E "^(lib[a-z0-9.+-]*|zlib1g|$pyver-minimal):$arch\$")
+	mapfile -t versions < <(apt-cache policy "${pkgs[@]}" 2>/dev/null |
+		awk '/^[^ ].*:$/ {p = substr($0, 1, length($0) - 1)} /^ *Candidate:/ {print p "=" $2}')
+	[ ${#pkgs[@]} -gt 2 ] && [ ${#versions[@]} = ${#pkgs[@]} ] &&
+		! grep -q '=(none)$' <<< "$(printf '%s\n' "${versions[@]}")" ||
+		{ tp_why="no candidate for $pyver-minimal:$arch or its dependencies (dpkg --add-architecture $arch && apt-get update)"; return 1; }
+	local cache=${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}
+	key=$(printf '%s\n' python-layout-1 "${versions[@]}" | sha256sum | cut -c1-16)
+	sysroot=$cache/python-$arch-$key
+	if [ ! -f "$sysroot/.done" ]; then
+		mkdir -p "$cache"
+		tmp=$(mktemp -d "$cache/.python-$arch.XXXXXX")
+		mkdir -p "$tmp/debs"
+		if ! (cd "$tmp/debs" && apt-get download -q "${versions[@]}") >"$tmp/download.log" 2>&1; then
+			cat "$tmp/download.log" >&2
+			rm -rf "$tmp"
+			tp_why="apt-get download of $pyver for $arch failed"
+			return 1
+		fi
+		for d in "$tmp"/debs/*.deb; do dpkg-deb -x "$d" "$tmp/root"; done
+		printf '%s\n' "${versions[@]}" >"$tmp/root/.packages"
+		touch "$tmp/root/.done"
+		rm -rf "$sysroot"
+		mv "$tmp/root" "$sysroot" 2>/dev/null || [ -f "$sysroot/.done" ]
+		rm -rf "$tmp"
+	fi
+	install -D -m755 "$sysroot/usr/bin/$pyver" "$root/usr/bin/python3"
+	mkdir -p "$root/usr/lib/$pyver"
+	tar -C "$sysroot/usr/lib/$pyver" "$@" -cf - . | tar -C "$root/usr/lib/$pyver" -xf -
+	# The loader and the DT_NEEDED closure of the interpreter and its modules.
+	interp=$("$triplet-readelf" -l "$sysroot/usr/bin/$pyver" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
+	[ -n "$interp" ] || { tp_why="$pyver for $arch has no program interpreter"; return 1; }
+	found=$(find "$sysroot" -name "$(basename "$interp")" | head -1)
+	[ -n "$found" ] || { tp_why="no $(basename "$interp") in $sysroot"; return 1; }
+	install -D -m755 "$(readlink -f "$found")" "$root$interp"
+	mkdir -p "$root/lib/$triplet"
+	local -a queue=("$sysroot/usr/bin/$pyver" "$sysroot/usr/lib/$pyver"/lib-dynload/*.so)
+	local -A seen=()
+	while [ ${#queue[@]} -gt 0 ]; do
+		f=${queue[0]}
+		queue=("${queue[@]:1}")
+		for need in $("$triplet-readelf" -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+			[ -n "${seen[$need]:-}" ] && continue
+			seen[$need]=1
+			found=""
+			for d in "$sysroot/lib/$triplet" "$sysroot/usr/lib/$triplet"; do
+				[ -e "$d/$need" ] && { found=$d/$need; break; }
+			done
+			[ -n "$found" ] || { tp_why="$need (needed by $(basename "$f")) not in $sysroot"; return 1; }
+			cp -L "$found" "$root/lib/$triplet/$need"
+			queue+=("$found")
+		done
+	done
+	# jsonschema and what it imports: pure python, the host's copy (a
+	# compiled accelerator such as pyrsistent's pvectorc is the host's
+	# architecture and optional: left out).
+	local dist=/usr/lib/python3/dist-packages top
+	mkdir -p "$root$dist"
+	for top in $(/usr/bin/python3 -S -c "
+import sys; sys.path.append('$dist'); import jsonschema
+for m in sys.modules.values():
+    f = getattr(m, '__file__', None) or ''
+    if f.startswith('$dist/'):
+        print(f[len('$dist/'):].split('/')[0])" | sort -u); do
+		case "$top" in *.so) continue ;; esac
+		cp -a "$dist/$top" "$root$dist/"
+	done
+	find "$root$dist" -name '*.so' -delete
 }

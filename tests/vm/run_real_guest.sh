@@ -14,30 +14,70 @@
 # (BUILD_DIR/cpuhp-stress) with its shared libraries, and the tests, configs
 # and report schema of SRC_DIR. tests/vm/real_check.py asserts on the console.
 # Environment: CPUHP_VM_SMP (default 2), CPUHP_VM_TIMEOUT (s, default 1500),
-# CPUHP_VM_KILLS (kill_anywhere's kill count, default 50), CPUHP_VM_KERNEL
-# (an x86-64 bzImage to boot instead, e.g. a patched kernel under test: it
-# needs SMP, HOTPLUG_CPU, CPU_HOTPLUG_STATE_CONTROL, 8250 console, initramfs).
-# Exit 0 pass, 1 fail, 77 skip (not root, no qemu/busybox, no kernel).
+# CPUHP_VM_KILLS (kill_anywhere's kill count, default 50), CPUHP_VM_ARCH
+# (amd64, arm64 or ppc64el; default the host's), CPUHP_VM_KERNEL (a kernel
+# image to boot instead, e.g. a patched kernel under test: it needs SMP,
+# HOTPLUG_CPU, CPU_HOTPLUG_STATE_CONTROL, a serial console, initramfs).
+# Kernel: on amd64 tests/vm/build_guest_kernel.sh's; on arm64 (virt) and
+# ppc64el (pseries) Debian's own 6.12 image (host_lib.sh, debian_kernel):
+# it has no hotplug/fail, so fault injection skips with that reason and
+# tests/vm/real_check.py accepts exactly that skip. A guest of another
+# architecture than the host's runs a cross-built daemon
+# (tests/vm/cross_daemon.sh) and the target's own python3.11 (Debian's
+# packages, fetched once into /var/cache/cpuhp-stress). KVM when /dev/kvm
+# runs the guest, else TCG (host_lib.sh, boot_guest_accel).
+# Exit 0 pass, 1 fail (a failed download too), 77 skip (not root, no
+# qemu/busybox, no kernel).
+# CPUHP_VM_FETCH_ONLY=1 (arm64, ppc64el): only download Debian's kernel and
+# the target's python3 into CPUHP_VM_CACHE and exit 0 (tests/vm/fetch).
 set -euo pipefail
 build=$(realpath "${1:?usage: run_real_guest.sh BUILD_DIR SRC_DIR TESTS}")
 src=$(realpath "${2:?usage: run_real_guest.sh BUILD_DIR SRC_DIR TESTS}")
 tests=${3:?usage: run_real_guest.sh BUILD_DIR SRC_DIR TESTS}
 smp=${CPUHP_VM_SMP:-2}
+host_arch=$(dpkg --print-architecture)
+arch=${CPUHP_VM_ARCH:-$host_arch}
 work=$build/vm-real
-log() { echo "run_real_guest: $*" >&2; }
+[ "$arch" = amd64 ] || work=$build/vm-real-$arch
+log() { echo "run_real_guest[$arch]: $*" >&2; }
 # shellcheck source=tests/vm/host_lib.sh
 . "$src/tests/vm/host_lib.sh"
 skip() { log "SKIP: $*"; exit 77; }
-[ "$(uname -m)" = x86_64 ] || skip "the host is $(uname -m), not x86_64: the guest kernel is built with the host's gcc for x86-64"
+guest_arch_setup "$arch" single || { log "CPUHP_VM_ARCH=$arch: not amd64, arm64 or ppc64el"; exit 2; }
 [ "$(id -u)" = 0 ] || skip "needs root (CPU hotplug in the guest is run as root in CI)"
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (tools/setup.sh installs qemu-system-x86)"
-[ -x /bin/busybox ] || skip "busybox-static not installed"
+command -v "$qemu" >/dev/null || skip "$qemu not installed (tools/setup.sh installs it)"
+[ "$arch" != "$host_arch" ] || [ -x /bin/busybox ] || skip "busybox-static not installed"
 py=$(readlink -f /usr/bin/python3)
 pyver=$(basename "$py")
 [ -d "/usr/lib/$pyver" ] || skip "no /usr/lib/$pyver for $py"
-[ -x "$build/cpuhp-stress" ] || { log "no daemon at $build/cpuhp-stress"; exit 2; }
+fetch_only=${CPUHP_VM_FETCH_ONLY:-}
+[ "$arch" != "$host_arch" ] || [ -n "$fetch_only" ] || [ -x "$build/cpuhp-stress" ] ||
+  { log "no daemon at $build/cpuhp-stress"; exit 2; }
 rc=0
 kernel=${CPUHP_VM_KERNEL:-}
+busybox=/bin/busybox
+need_debian=0
+[ "$arch" = "$host_arch" ] || need_debian=1          # its busybox
+[ "$arch" = amd64 ] || [ -n "$kernel" ] || need_debian=1  # its kernel
+if [ "$need_debian" = 1 ]; then
+  # Debian's kernel for the busybox (and, without CPUHP_VM_KERNEL, to boot).
+  grep -qx "$arch" <<< "$(dpkg --print-foreign-architectures)" || [ "$arch" = "$host_arch" ] ||
+    skip "dpkg architecture $arch not added (dpkg --add-architecture $arch && apt-get update)"
+  dk=0
+  debian_kernel "$arch" 6.12 "${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}" || dk=$?
+  [ $dk = 1 ] && skip "$dk_why"
+  [ $dk = 0 ] || { log "$dk_why"; exit 1; }
+  [ "$arch" = "$host_arch" ] || busybox=$kroot/bin/busybox
+  [ -n "${CPUHP_VM_KERNEL:-}" ] || kernel=$kroot/boot/$kimage-$abi-$flavour
+  log "Debian kernel $abi-$flavour ($kver): no hotplug/fail, fault injection will skip"
+fi
+if [ -n "$fetch_only" ]; then
+  [ "$arch" = "$host_arch" ] && exit 0  # the host's own python3; the kernel: build_guest_kernel.sh --fetch
+  tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/cpuhp-pyfetch.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  target_python "$arch" "$pyver" "$tmp" || { log "$tp_why"; exit 1; }
+  exit 0
+fi
 if [ -z "$kernel" ]; then
   kernel=$(bash "$src/tests/vm/build_guest_kernel.sh" "${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}") || rc=$?
   [ $rc = 77 ] && skip "cannot build the guest kernel (see above)"
@@ -48,31 +88,47 @@ fi
 rm -rf "$work" && mkdir -p "$work"
 rd=$work/initramfs
 mkdir -p "$rd"/{bin,sbin,proc,sys,dev,tmp,run,usr/bin,opt/cpuhp/build,opt/cpuhp/src}
-cp /bin/busybox "$rd/bin/busybox"
+cp "$busybox" "$rd/bin/busybox"
 ln -s busybox "$rd/bin/sh"  # /init's shell; guest_lib.sh installs the other applets
 mknod -m 600 "$rd/dev/console" c 5 1
 # python3 and its stdlib, without what no test imports (tests, GUI, 2to3).
-cp "$py" "$rd/usr/bin/python3"
-mkdir -p "$rd/usr/lib/$pyver"
-tar -C "/usr/lib/$pyver" --exclude=./test --exclude=./idlelib --exclude=./tkinter \
-  --exclude=./lib2to3 --exclude=./ensurepip --exclude=./pydoc_data --exclude=./config-\* \
-  --exclude=./site-packages -cf - . | tar -C "$rd/usr/lib/$pyver" -xf -
-copy_libs "$rd" "$py" "/usr/lib/$pyver"/lib-dynload/*.so
-# jsonschema and what it imports: the packages it loads here, found by asking.
-dist=/usr/lib/python3/dist-packages
-mkdir -p "$rd$dist"
-/usr/bin/python3 -S -c "
+pyexclude=(--exclude=./test --exclude=./idlelib --exclude=./tkinter --exclude=./lib2to3
+  --exclude=./ensurepip --exclude=./pydoc_data --exclude=./config-\* --exclude=./site-packages)
+if [ "$arch" = "$host_arch" ]; then
+  cp "$py" "$rd/usr/bin/python3"
+  mkdir -p "$rd/usr/lib/$pyver"
+  tar -C "/usr/lib/$pyver" "${pyexclude[@]}" -cf - . | tar -C "$rd/usr/lib/$pyver" -xf -
+  copy_libs "$rd" "$py" "/usr/lib/$pyver"/lib-dynload/*.so
+else
+  # The target's own build of the host's python version (the same .py
+  # stdlib, its own lib-dynload and libraries).
+  target_python "$arch" "$pyver" "$rd" "${pyexclude[@]}" || skip "$tp_why"
+fi
+if [ "$arch" = "$host_arch" ]; then
+  # jsonschema and what it imports: the packages it loads here, found by asking.
+  dist=/usr/lib/python3/dist-packages
+  mkdir -p "$rd$dist"
+  /usr/bin/python3 -S -c "
 import sys; sys.path.append('$dist'); import jsonschema
 for m in sys.modules.values():
     f = getattr(m, '__file__', None) or ''
     if f.startswith('$dist/'):
         print(f[len('$dist/'):].split('/')[0])" | sort -u | while read -r top; do
-  cp -a "$dist/$top" "$rd$dist/"
-  case "$top" in *.so) copy_libs "$rd" "$dist/$top" ;; esac
-done
+    cp -a "$dist/$top" "$rd$dist/"
+    case "$top" in *.so) copy_libs "$rd" "$dist/$top" ;; esac
+  done
+fi  # (target_python staged the foreign-arch copy)
 # The daemon and the repository parts the tests read.
-cp "$build/cpuhp-stress" "$rd/opt/cpuhp/build/"
-copy_libs "$rd" "$build/cpuhp-stress"
+if [ "$arch" = "$host_arch" ]; then
+  cp "$build/cpuhp-stress" "$rd/opt/cpuhp/build/"
+  copy_libs "$rd" "$build/cpuhp-stress"
+else
+  mkdir -p "$build/vm-cross-$arch"
+  bash "$src/tests/vm/cross_daemon.sh" "$arch" "$src" "$build/vm-cross-$arch" "$rd" || rc=$?
+  [ $rc = 77 ] && skip "cannot cross-build the daemon (see above)"
+  [ $rc = 0 ] || { log "cross-building the daemon failed"; exit 1; }
+  mv "$rd/bin/cpuhp-stress" "$rd/opt/cpuhp/build/"
+fi
 mkdir -p "$rd/opt/cpuhp/src/daemon"
 cp -r "$src/tests" "$src/configs" "$rd/opt/cpuhp/src/"
 mkdir -p "$rd/opt/cpuhp/src/daemon/report" && cp -r "$src/daemon/report/schema" "$rd/opt/cpuhp/src/daemon/report/"
@@ -83,11 +139,11 @@ cp "$src/tests/vm/guest_real.sh" "$rd/init" && chmod +x "$rd/init"
 (cd "$rd" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"
 log "initramfs $(du -m "$work/initramfs.cpio.gz" | cut -f1) MiB (packed); kernel $kernel"
 
-log "booting qemu-system-x86_64 (tcg, one thread), $smp vCPUs: $tests"
+log "booting $qemu, $smp vCPUs: $tests"
 start=$(date +%s)
-boot_guest "$work" "${CPUHP_VM_TIMEOUT:-1500}" qemu-system-x86_64 -accel tcg,thread=single \
-  -cpu max -smp "$smp" -m 1536 -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
-  -append "console=ttyS0 panic=-1 log_buf_len=4M cpuhp_tests=$tests cpuhp_kills=${CPUHP_VM_KILLS:-50}" \
+boot_guest_accel "$work" "${CPUHP_VM_TIMEOUT:-1500}" "$qemu" "$arch" "${qemu_args[@]}" \
+  -smp "$smp" -m 1536 -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
+  -append "console=$console panic=-1 log_buf_len=4M cpuhp_tests=$tests cpuhp_kills=${CPUHP_VM_KILLS:-50}" \
   -nographic -no-reboot -nic none
-log "guest exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
+log "guest ($guest_accel) exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
 exec python3 "$src/tests/vm/real_check.py" "$work/console.log" "$work" "$tests" "$qrc"

@@ -17,6 +17,14 @@
 # sequence and the host the same asserts as on amd64.
 # The JSON comes back base64 between marker lines on the serial console;
 # tests/vm/check_vm_results.py asserts on it.
+# Kernel: CPUHP_VM_SERIES picks Debian's series, 6.1 (bookworm's default,
+# linux-image-ARCH) or 6.12 (bookworm's linux-image-6.12-ARCH); the ABI is
+# resolved from that metapackage at run time (host_lib.sh, debian_kernel).
+# CPUHP_VM_KERNEL (an image QEMU boots with -kernel) and CPUHP_VM_KDIR (a
+# prepared tree to build the module against, e.g. from `make
+# modules_prepare`) boot a kernel of your own instead; both together.
+# Acceleration: KVM when /dev/kvm runs the guest, else TCG (host_lib.sh,
+# boot_guest_accel; CPUHP_VM_ACCEL=kvm|tcg forces one).
 # Exit 0 pass, 1 fail (a failed download too), 77 skip (not root, no qemu,
 # not an x86-64 host).
 # CPUHP_VM_FETCH_ONLY=1: only download what the test needs (kernel, headers,
@@ -35,7 +43,16 @@ tcg_thread=${CPUHP_VM_TCG_THREAD:-multi}    # single: one host thread for all vC
 # robust_check.py (issue 7 part 5); trace: guest_trace.sh + trace_check.py
 # (fixture capture, tests/vm/capture_trace_fixture.sh)
 mode=${CPUHP_VM_MODE:-kmod}
-work=$build/vm-$arch${CPUHP_VM_TAG:+-$CPUHP_VM_TAG}
+series=${CPUHP_VM_SERIES:-6.1}
+own_kernel=${CPUHP_VM_KERNEL:-}
+own_kdir=${CPUHP_VM_KDIR:-}
+case "$series" in 6.1) slot="" ;; [0-9]*.[0-9]*) slot=-$series ;; *) echo "CPUHP_VM_SERIES=$series: not a kernel series like 6.1 or 6.12" >&2; exit 2 ;; esac
+if [ -n "$own_kernel$own_kdir" ]; then
+  [ -f "$own_kernel" ] && [ -f "$own_kdir/Makefile" ] ||
+    { echo "CPUHP_VM_KERNEL ($own_kernel) must be a kernel image and CPUHP_VM_KDIR ($own_kdir) a prepared kernel tree, both set" >&2; exit 2; }
+  slot=-own
+fi
+work=$build/vm-$arch$slot${CPUHP_VM_TAG:+-$CPUHP_VM_TAG}
 # Kernel packages: per machine, shared by every build tree (tests/vm/fetch
 # fills it before the tests).
 cache=${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}
@@ -48,30 +65,14 @@ skip() { log "SKIP: $*"; exit 77; }
 
 daemon=1
 cross=()
-case "$arch" in
-amd64)
-  qemu=qemu-system-x86_64; flavour=amd64; console=ttyS0; cc=gcc
-  qemu_args=(-accel tcg,thread=$tcg_thread -cpu max -device isa-debug-exit,iobase=0xf4,iosize=0x04)
-  kimage=vmlinuz ;;
-arm64)
-  qemu=qemu-system-aarch64; flavour=arm64; console=ttyAMA0; cc=aarch64-linux-gnu-gcc
-  cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
-  qemu_args=(-accel tcg,thread=$tcg_thread -M virt -cpu cortex-a57)
-  kimage=vmlinuz ;;
-ppc64el)
-  qemu=qemu-system-ppc64; flavour=powerpc64le; console=hvc0; cc=powerpc64le-linux-gnu-gcc
-  cross=(ARCH=powerpc CROSS_COMPILE=powerpc64le-linux-gnu-)
-  qemu_args=(-accel tcg,thread=$tcg_thread
-    -M pseries,x-vof=on,cap-cfpc=broken,cap-sbbc=broken,cap-ibs=broken,cap-ccf-assist=off)
-  kimage=vmlinux ;;
-*) log "unsupported arch $arch"; exit 2 ;;
-esac
+# qemu, flavour, console, cc, cross, qemu_args, kvm_args, tcg_args, kimage
+guest_arch_setup "$arch" "$tcg_thread" || { log "unsupported arch $arch"; exit 2; }
 [ "$mode" = kmod ] || daemon=0
 [ "$(uname -m)" = x86_64 ] || skip "the host is $(uname -m), not x86_64: the guest's module and tools are built with the host's gcc for x86-64"
 command -v "$cc" >/dev/null || skip "$cc not installed"
 [ "$(id -u)" = 0 ] || skip "needs root (apt-get download into the cache is fine, but the guest test is run as root in CI)"
 command -v "$qemu" >/dev/null || skip "$qemu not installed (tools/setup.sh installs qemu-system-x86)"
-if [ "$arch" = amd64 ]; then
+if [ "$arch" = "$(dpkg --print-architecture)" ]; then
   [ -x /bin/busybox ] || skip "busybox-static not installed"
   [ "$daemon" = 0 ] || [ -n "$fetch_only" ] || [ -x "$build/cpuhp-stress" ] ||
     { log "no daemon at $build/cpuhp-stress"; exit 2; }
@@ -82,54 +83,43 @@ grep -qx "$arch" <<< "$(dpkg --print-foreign-architectures)" || [ "$arch" = "$(d
   skip "dpkg architecture $arch not added (dpkg --add-architecture $arch && apt-get update)"
 
 # --- kernel image and headers, resolved now --------------------------------
-abi_pkg=$(apt-cache depends "linux-image-$flavour:$arch" 2>/dev/null |
-  sed -n "s/^ *Depends: \(linux-image-[0-9][^ :]*-$flavour\)\(:[a-z0-9]*\)\{0,1\}$/\1/p" | awk 'NR == 1')
-[ -n "$abi_pkg" ] || skip "cannot resolve linux-image-$flavour (apt-get update?)"
-abi=${abi_pkg#linux-image-}
-abi=${abi%-"$flavour"}
-kver=$(apt-cache policy "$abi_pkg:$arch" | sed -n 's/^ *Candidate: //p')
-kbuild_pkg=$(apt-cache depends "linux-headers-$abi-$flavour:$arch" |
-  sed -n 's/^ *Depends: \(linux-kbuild-[0-9.]*\)\(:[a-z0-9]*\)\{0,1\}$/\1/p' | awk 'NR == 1')
-log "kernel $abi-$flavour ($kver), $kbuild_pkg"
-kroot=$cache/vm-kernel-$abi-$flavour-$kver
-if [ ! -f "$kroot/.done" ]; then
-  # Built aside, then renamed: other trees and machines' jobs share the cache.
-  tmp=$(mktemp -d "$cache/.vm-kernel-$flavour.XXXXXX")
-  mkdir -p "$tmp/debs"
-  # kbuild is the host's (amd64) build of the same version: its modpost
-  # and fixdep run here and handle every target.
-  (cd "$tmp/debs" && apt-get download -q "$abi_pkg:$arch=$kver" \
-    "linux-headers-$abi-$flavour:$arch=$kver" "linux-headers-$abi-common=$kver" \
-    "$kbuild_pkg:$(dpkg --print-architecture)=$kver" "busybox-static:$arch") \
-    >"$tmp/download.log" 2>&1 ||
-    { cat "$tmp/download.log" >&2; rm -rf "$tmp"; log "apt-get download failed"; exit 1; }
-  for d in "$tmp"/debs/*.deb; do dpkg-deb -x "$d" "$tmp/root"; done
-  rm -rf "$tmp/debs"
-  # The arch headers name the common tree and kbuild by absolute paths: point
-  # them into the cache (where the tree is renamed to below), so the tree is
-  # a KDIR for `make -C KDIR M=... modules` as it is (lava_module_step too).
-  common=$kroot/root/usr/src/linux-headers-$abi-common
-  sed -i "s|[^ ]*/usr/src/linux-headers-$abi-common/|$common/|g" \
-    "$tmp/root/usr/src/linux-headers-$abi-$flavour/Makefile"
-  for l in scripts tools; do
-    [ -L "$tmp/root/usr/src/linux-headers-$abi-$flavour/$l" ] &&
-      ln -sfn "$kroot/root/usr/lib/$kbuild_pkg/$l" "$tmp/root/usr/src/linux-headers-$abi-$flavour/$l"
-  done
-  touch "$tmp/.done"
-  mv -T "$tmp" "$kroot" 2>/dev/null || { rm -rf "$tmp"; [ -f "$kroot/.done" ]; }  # another job won the race
+busybox=""
+if [ -n "$own_kernel" ]; then
+  kernel=$(realpath "$own_kernel") hdrs=$(realpath "$own_kdir") kconfig=$hdrs/.config
+  log "kernel $kernel, module built against $hdrs"
+  if [ "$arch" != "$(dpkg --print-architecture)" ]; then
+    broot=$cache/busybox-$arch
+    if [ ! -x "$broot/bin/busybox" ]; then
+      tmp=$(mktemp -d "$cache/.busybox-$arch.XXXXXX")
+      mkdir -p "$tmp/debs"
+      (cd "$tmp/debs" && apt-get download -q "busybox-static:$arch") >"$tmp/download.log" 2>&1 ||
+        { cat "$tmp/download.log" >&2; rm -rf "$tmp"; log "apt-get download busybox-static:$arch failed"; exit 1; }
+      dpkg-deb -x "$tmp"/debs/*.deb "$tmp/root"
+      mv -T "$tmp/root" "$broot" 2>/dev/null || [ -x "$broot/bin/busybox" ]  # another job won the race
+      rm -rf "$tmp"
+    fi
+    busybox=$broot/bin/busybox
+  fi
+else
+  dk=0
+  debian_kernel "$arch" "$series" "$cache" || dk=$?
+  [ $dk = 1 ] && skip "$dk_why"
+  [ $dk = 0 ] || { log "$dk_why"; exit 1; }
+  log "kernel $abi-$flavour ($kver, from $meta)"
 fi
 if [ -n "$fetch_only" ]; then
-  [ "$arch" = amd64 ] || CPUHP_VM_FETCH_ONLY=1 bash "$src/tests/vm/cross_daemon.sh" "$arch" "$src" "$work" "$work"
+  [ "$arch" = "$(dpkg --print-architecture)" ] ||
+    CPUHP_VM_FETCH_ONLY=1 bash "$src/tests/vm/cross_daemon.sh" "$arch" "$src" "$work" "$work"
   exit 0
 fi
-hdrs=$kroot/root/usr/src/linux-headers-$abi-$flavour
-kernel=$kroot/root/boot/$kimage-$abi-$flavour
 
 # --- module, reader, daemon -------------------------------------------------
 mod=$work/mod
 rm -rf "$mod" && mkdir -p "$mod/kmod/uapi"
 cp "$src/Kbuild" "$mod/" && cp "$src"/kmod/Kbuild "$src"/kmod/*.c "$mod/kmod/" && cp "$src"/kmod/uapi/*.h "$mod/kmod/uapi/"
-make -C "$hdrs" M="$mod" "${cross[@]}" W=1 modules >"$work/kbuild.log" 2>&1 ||
+# No module BTF: Debian's 6.12 headers ship vmlinux, so kbuild would run
+# pahole (package dwarves) on the .ko; nothing here reads a module's BTF.
+make -C "$hdrs" M="$mod" "${cross[@]}" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= modules >"$work/kbuild.log" 2>&1 ||
   { cat "$work/kbuild.log"; exit 1; }
 if grep -E 'warning:|error:' "$work/kbuild.log"; then log "module build has warnings"; exit 1; fi
 "$cc" -static -O2 -Wall -Wextra -Werror -o "$work/cpuhp_probe_dump" "$src/tests/vm/cpuhp_probe_dump.c"
@@ -137,8 +127,7 @@ if grep -E 'warning:|error:' "$work/kbuild.log"; then log "module build has warn
 
 rd=$work/initramfs
 rm -rf "$rd" && mkdir -p "$rd"/{bin,sbin,proc,sys,dev,tmp,lib64,usr/lib,run,var/lib}
-busybox=$kroot/root/bin/busybox
-[ -x "$busybox" ] || busybox=/bin/busybox  # an amd64 cache from before busybox was fetched
+[ -x "$busybox" ] || busybox=/bin/busybox  # own kernel on the host's arch, or an old cache
 cp "$busybox" "$rd/bin/busybox"
 mknod -m 600 "$rd/dev/console" c 5 1
 for t in sh mount insmod rmmod lsmod cat echo sleep base64 dd printf grep poweroff sync ls sed; do
@@ -146,9 +135,11 @@ for t in sh mount insmod rmmod lsmod cat echo sleep base64 dd printf grep powero
 done
 cp "$mod/kmod/cpuhp_probe.ko" "$work/cpuhp_probe_dump" "$work/cpuhp_probe_review" "$rd/bin/"
 if [ "$daemon" = 1 ]; then
-  if [ "$arch" != amd64 ]; then
+  if [ "$arch" != "$(dpkg --print-architecture)" ]; then
     rc=0
-    bash "$src/tests/vm/cross_daemon.sh" "$arch" "$src" "$work" "$rd" || rc=$?
+    # One cross build tree per arch, shared by every series and mode.
+    mkdir -p "$build/vm-cross-$arch"
+    bash "$src/tests/vm/cross_daemon.sh" "$arch" "$src" "$build/vm-cross-$arch" "$rd" || rc=$?
     [ $rc = 77 ] && skip "cannot cross-build the daemon (see above)"
     [ $rc = 0 ] || { log "cross-building the daemon failed"; exit 1; }
   else
@@ -168,13 +159,13 @@ chmod +x "$rd/init"
 (cd "$rd" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"
 
 # --- boot -------------------------------------------------------------------
-log "booting $qemu (tcg thread=$tcg_thread), $smp vCPUs, $ops operations per run"
+log "booting $qemu, $smp vCPUs, $ops operations per run"
 start=$(date +%s)
-boot_guest "$work" "${CPUHP_VM_TIMEOUT:-600}" "$qemu" "${qemu_args[@]}" -smp "$smp" -m 1024 \
+boot_guest_accel "$work" "${CPUHP_VM_TIMEOUT:-600}" "$qemu" "$arch" "${qemu_args[@]}" -smp "$smp" -m 1024 \
   -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
   -append "console=$console quiet panic=-1 log_buf_len=16M cpuhp_ops=$ops cpuhp_daemon=$daemon cpuhp_pattern=$pattern $extra" \
   -nographic -no-reboot -nic none
-log "guest exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
+log "guest ($guest_accel) exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
 [ "$mode" = kmod ] || exec python3 "$src/tests/vm/${mode}_check.py" "$work/console.log" "$work" \
-  "$arch" "$smp" "$kroot/root/boot/config-$abi-$flavour" "$qrc"
-python3 "$src/tests/vm/check_vm_results.py" "$work/console.log" "$work" "$arch" "$smp" "$daemon" "$pattern"
+  "$arch" "$smp" "$kconfig" "$qrc"
+CPUHP_SRC=$src python3 "$src/tests/vm/check_vm_results.py" "$work/console.log" "$work" "$arch" "$smp" "$daemon" "$pattern"

@@ -10,6 +10,10 @@
 # and a run that finishes with failures (exit 3) is not restarted.
 # The root file system tarball is cached in /var/cache/cpuhp-stress (first run: a few
 # minutes of debootstrap; then about a minute per run).
+# The guest is the host's architecture (amd64, arm64 virt, ppc64el pseries):
+# its kernel is the newest /boot/vmlinuz-*-FLAVOUR (vmlinux on ppc64el), else
+# Debian's 6.1 image fetched with apt-get download (tests/vm/host_lib.sh);
+# KVM when /dev/kvm runs it, else TCG (boot_guest_accel says which and why).
 # usage: vm_test.sh SOURCE_DIR BUILD_DIR     exit 77: cannot run here
 # CPUHP_VM_FETCH_ONLY=1: only debootstrap the root file system into the
 # cache (tests/vm/fetch) and exit 0.
@@ -17,18 +21,27 @@ set -euo pipefail
 src=$1 build=$2
 [ "$(uname -m)" = x86_64 ] || { echo "vm test: SKIP: the host is $(uname -m), not x86_64 (the guest boots the host's amd64 kernel)"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "vm test: needs root (debootstrap)"; exit 77; }
-for t in qemu-system-x86_64 cpio; do
-  command -v $t >/dev/null || { echo "vm test: $t missing"; exit 77; }
+# shellcheck source=tests/vm/host_lib.sh
+. "$src/tests/vm/host_lib.sh"
+arch=$(dpkg --print-architecture)
+guest_arch_setup "$arch" multi || { echo "vm test: no guest recipe for a $arch host"; exit 77; }
+for t in "$qemu" cpio; do
+  command -v "$t" >/dev/null || { echo "vm test: $t missing"; exit 77; }
 done
-kernel=$(ls /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -1 || true)
-[ -n "$kernel" ] || { echo "vm test: no /boot/vmlinuz-*-amd64 (apt-get install linux-image-amd64)"; exit 77; }
 work=$build/vm
 mkdir -p "$work"
+cache=${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}
+kernel=$(ls /boot/"$kimage"-*-"$flavour" 2>/dev/null | sort -V | tail -1 || true)
+if [ -z "$kernel" ]; then
+  dk=0
+  debian_kernel "$arch" 6.1 "$cache" || dk=$?
+  [ $dk = 1 ] && { echo "vm test: SKIP: no /boot/$kimage-*-$flavour and $dk_why"; exit 77; }
+  [ $dk = 0 ] || { echo "vm test: no /boot/$kimage-*-$flavour and $dk_why"; exit 1; }
+fi
 # The root file system is a pure function of build_rootfs.sh and Debian's
 # archive: cache it for the machine (like apt's own cache), keyed by the
 # script's hash, so clean clones do not debootstrap again. A new machine or a
 # changed script builds it anew.
-cache=${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}
 mkdir -p "$cache"
 key=$(sha256sum "$src/tests/vm/build_rootfs.sh" | cut -c1-16)
 rootfs_tar=$cache/rootfs-bookworm-$key.tar
@@ -53,15 +66,16 @@ install -D -m644 "$src/tests/vm/vm-check.service" "$root/etc/systemd/system/vm-c
 ln -sf /etc/systemd/system/vm-check.service "$root/etc/systemd/system/multi-user.target.wants/vm-check.service"
 ln -sf /lib/systemd/systemd "$root/init"
 (cd "$root" && find . -xdev | cpio -o -H newc --quiet | gzip -1) > "$work/initramfs.cpio.gz"
-console=$work/console.log
-echo "vm test: booting $(basename "$kernel") with 4 vCPUs (TCG)"
+echo "vm test: booting $(basename "$kernel") with 4 vCPUs"
 start=$(date +%s)
-timeout --foreground -k 5 480 qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 4 -m 1536 \
+# The unit's first VMTEST line comes once systemd has started it.
+guest_up_mark="^VMTEST" CPUHP_VM_KVM_PROBE_S=${CPUHP_VM_KVM_PROBE_S:-60} \
+  boot_guest_accel "$work" 480 "$qemu" "$arch" "${qemu_args[@]}" -smp 4 -m 1536 \
   -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
-  -append "console=ttyS0 panic=-1 rdinit=/init systemd.show_status=0 loglevel=4" \
-  -nographic -no-reboot -nic none </dev/null > "$console" 2>&1 || true
-echo "vm test: guest ran $(( $(date +%s) - start )) s; console in $console"
-tr -d '\r' < "$console" | sed 's/\x1b\[[0-9;]*[a-zA-Z]//g' | grep '^VMTEST' | tee "$work/vmtest.txt"
+  -append "console=$console panic=-1 rdinit=/init systemd.show_status=0 loglevel=4" \
+  -nographic -no-reboot -nic none
+echo "vm test: guest ($guest_accel) ran $(( $(date +%s) - start )) s; console in $work/console.log"
+grep '^VMTEST' "$work/console.log" | tee "$work/vmtest.txt"
 v() { sed -n "s/^VMTEST: .*\b$1=\([^ ]*\).*/\1/p" "$work/vmtest.txt" | awk 'NR == 1'; }
 fail=0
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
