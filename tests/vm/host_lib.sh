@@ -114,17 +114,21 @@ boot_guest_accel() {
 # flavour (Debian's kernel flavour), console, cc (a C compiler for the
 # guest), cross (kbuild's ARCH/CROSS_COMPILE; empty on the host's arch),
 # qemu_args (both accelerators), kvm_args, tcg_args, kimage (vmlinuz or
-# vmlinux in Debian's /boot).
+# vmlinux in Debian's /boot), kappend (kernel command-line words the arch
+# needs in a slow guest: x86's no_timer_check, as a TCG vCPU on a loaded
+# host can miss the IO-APIC timer check, and 6.12 then panics "IO-APIC +
+# timer doesn't work!", seen here at load 23 on 2 cores).
 guest_arch_setup() {
 	local tcg="tcg,thread=$2" host
 	host=$(dpkg --print-architecture)
 	cross=()
+	kappend=""
 	case "$1" in
 	amd64)
 		qemu=qemu-system-x86_64 flavour=amd64 console=ttyS0 cc=x86_64-linux-gnu-gcc kimage=vmlinuz
 		[ "$host" = amd64 ] || cross=(ARCH=x86_64 CROSS_COMPILE=x86_64-linux-gnu-)
 		qemu_args=(-device "isa-debug-exit,iobase=0xf4,iosize=0x04")
-		tcg_args=(-accel "$tcg" -cpu max) kvm_args=(-accel kvm -cpu host) ;;
+		tcg_args=(-accel "$tcg" -cpu max) kvm_args=(-accel kvm -cpu host) kappend=no_timer_check ;;
 	arm64)
 		qemu=qemu-system-aarch64 flavour=arm64 console=ttyAMA0 cc=aarch64-linux-gnu-gcc kimage=vmlinuz
 		[ "$host" = arm64 ] || cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)

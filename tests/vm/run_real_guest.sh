@@ -143,7 +143,7 @@ log "booting $qemu, $smp vCPUs: $tests"
 start=$(date +%s)
 boot_guest_accel "$work" "${CPUHP_VM_TIMEOUT:-1500}" "$qemu" "$arch" "${qemu_args[@]}" \
   -smp "$smp" -m 1536 -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
-  -append "console=$console panic=-1 log_buf_len=4M cpuhp_tests=$tests cpuhp_kills=${CPUHP_VM_KILLS:-50}" \
+  -append "console=$console $kappend panic=-1 log_buf_len=4M cpuhp_tests=$tests cpuhp_kills=${CPUHP_VM_KILLS:-50}" \
   -nographic -no-reboot -nic none
 log "guest ($guest_accel) exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
 exec python3 "$src/tests/vm/real_check.py" "$work/console.log" "$work" "$tests" "$qrc"

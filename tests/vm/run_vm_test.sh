@@ -163,7 +163,7 @@ log "booting $qemu, $smp vCPUs, $ops operations per run"
 start=$(date +%s)
 boot_guest_accel "$work" "${CPUHP_VM_TIMEOUT:-600}" "$qemu" "$arch" "${qemu_args[@]}" -smp "$smp" -m 1024 \
   -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
-  -append "console=$console quiet panic=-1 log_buf_len=16M cpuhp_ops=$ops cpuhp_daemon=$daemon cpuhp_pattern=$pattern $extra" \
+  -append "console=$console $kappend quiet panic=-1 log_buf_len=16M cpuhp_ops=$ops cpuhp_daemon=$daemon cpuhp_pattern=$pattern $extra" \
   -nographic -no-reboot -nic none
 log "guest ($guest_accel) exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
 [ "$mode" = kmod ] || exec python3 "$src/tests/vm/${mode}_check.py" "$work/console.log" "$work" \

@@ -72,7 +72,7 @@ start=$(date +%s)
 guest_up_mark="^VMTEST" CPUHP_VM_KVM_PROBE_S=${CPUHP_VM_KVM_PROBE_S:-60} \
   boot_guest_accel "$work" 480 "$qemu" "$arch" "${qemu_args[@]}" -smp 4 -m 1536 \
   -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
-  -append "console=$console panic=-1 rdinit=/init systemd.show_status=0 loglevel=4" \
+  -append "console=$console $kappend panic=-1 rdinit=/init systemd.show_status=0 loglevel=4" \
   -nographic -no-reboot -nic none
 echo "vm test: guest ($guest_accel) ran $(( $(date +%s) - start )) s; console in $work/console.log"
 grep '^VMTEST' "$work/console.log" | tee "$work/vmtest.txt"
