@@ -61,7 +61,14 @@ class KmodJoiner {
   void Join(const OpRecord& op, const std::vector<cpuhp_probe_record>& records);
 
   // {"records": {...}, "kernel_phases": {...}, "ops": [...], "ops_dropped"}
+  // On x86 from 6.5 (HOTPLUG_PARALLEL) the bring-up that native_cpu_up and
+  // __cpu_up time elsewhere is split into cpuhp_kick_ap_alive and
+  // cpuhp_bringup_ap; an online op with both also gets their sum as the
+  // phase kKernelBringupPhase, beside the two, so one figure compares
+  // across kernels.
   nlohmann::json ToJson() const;
+
+  static constexpr const char* kKernelBringupPhase = "bringup";
 
   uint64_t joined() const { return joined_; }
   uint64_t unjoined() const { return unjoined_; }
@@ -74,8 +81,13 @@ class KmodJoiner {
     uint64_t retval_nonzero = 0;
     uint64_t longer_than_write = 0;
   };
+  static void Record(Phase* ph, const OpRecord& op, uint64_t duration_ns, bool failed,
+                     bool longer_than_write);
+
   // [direction][probe id]
   std::map<uint32_t, Phase> phases_[kDirections];
+  Phase bringup_pair_;  // online: cpuhp_kick_ap_alive + cpuhp_bringup_ap of one op
+  bool bringup_pair_seen_ = false;
   uint64_t read_ = 0;
   uint64_t joined_ = 0;
   uint64_t unjoined_ = 0;

@@ -136,6 +136,47 @@ TEST(KmodJoinerTest, JoinsByWindowCpuAndDirection) {
   EXPECT_EQ(out["ops"][1]["direction"], "online");
 }
 
+// x86 from 6.5: the split bring-up is reported as its two functions and as
+// one bring-up phase, their sum per online op; kernels with one bring-up
+// function (native_cpu_up, __cpu_up) get no combined phase.
+TEST(KmodJoinerTest, SplitBringUpAlsoReportedAsOnePhase) {
+  KmodJoiner one_function;
+  one_function.Join(Op(0, 1, Direction::kOnline, 1000, 9000, 1),
+                    {Rec(CPUHP_PROBE_NATIVE_CPU_UP, 1, 1100, 5000)});
+  EXPECT_FALSE(
+      one_function.ToJson()["kernel_phases"]["online"].contains(KmodJoiner::kKernelBringupPhase));
+
+  KmodJoiner j;
+  j.Join(
+      Op(0, 1, Direction::kOnline, 1000, 9000, 1),
+      {Rec(CPUHP_PROBE_CPU_UP_GENERIC, 1, 1050, 8000),
+       Rec(CPUHP_PROBE_KICK_AP_ALIVE, 1, 1100, 1500), Rec(CPUHP_PROBE_BRINGUP_AP, 1, 3000, 4000)});
+  j.Join(Op(1, 1, Direction::kOnline, 20000, 9000, 1),
+         {Rec(CPUHP_PROBE_KICK_AP_ALIVE, 1, 20100, 2500),
+          Rec(CPUHP_PROBE_BRINGUP_AP, 1, 23000, 6000)});
+  // An op where only one of the pair was joined has no sum.
+  j.Join(Op(2, 1, Direction::kOnline, 40000, 9000, 1),
+         {Rec(CPUHP_PROBE_BRINGUP_AP, 1, 41000, 3000)});
+  nlohmann::json out = j.ToJson();
+  const auto& online = out["kernel_phases"]["online"];
+  EXPECT_EQ(online["cpuhp_kick_ap_alive"]["all"]["count"], 2u);
+  EXPECT_EQ(online["cpuhp_bringup_ap"]["all"]["count"], 3u);
+  const auto& both = online[KmodJoiner::kKernelBringupPhase];
+  EXPECT_EQ(both["all"]["count"], 2u);
+  EXPECT_EQ(both["all"]["min_ns"], 5500u);
+  EXPECT_EQ(both["all"]["max_ns"], 8500u);
+  EXPECT_EQ(both["by_online"][0]["online_cpus"], 1);
+  EXPECT_EQ(both["longer_than_write"], 0u);
+  ASSERT_EQ(out["ops"].size(), 3u);
+  EXPECT_EQ(out["ops"][0]["phases"][KmodJoiner::kKernelBringupPhase], 5500u);
+  EXPECT_EQ(out["ops"][1]["phases"][KmodJoiner::kKernelBringupPhase], 8500u);
+  EXPECT_FALSE(out["ops"][2]["phases"].contains(KmodJoiner::kKernelBringupPhase));
+  EXPECT_FALSE(out["kernel_phases"]["offline"].contains(KmodJoiner::kKernelBringupPhase));
+  // The text summary lists it beside the two.
+  nlohmann::json report = {{"timing_sources", {{"kmod", out}}}};
+  EXPECT_NE(KmodSummary(report).find("  bringup "), std::string::npos) << KmodSummary(report);
+}
+
 // A sweep's set-up writes are joined and listed but stay out of the phase
 // tables, as they stay out of the write latency tables: one row per level.
 TEST(KmodJoinerTest, SetUpWritesStayOutOfThePhaseTables) {
