@@ -69,6 +69,16 @@ def kvm_usable():
         return False
 
 
+def no_fixed_cpu():
+    """Every CPU has an online file (arm64/PSCI, POWER): none to refuse as
+    not hotpluggable (tests/integration/cpuhp_testlib.py, find_fixed_cpu)."""
+    try:
+        cpus = [d for d in os.listdir(SYS) if re.fullmatch(r"cpu\d+", d)]
+    except OSError:
+        return False
+    return bool(cpus) and all(os.path.exists(f"{SYS}/{d}/online") for d in cpus)
+
+
 def conditions():
     """Every condition expected-skips may name, evaluated on this machine."""
     online = f"{SYS}/cpu1/online"
@@ -81,6 +91,7 @@ def conditions():
         "no-cpuhp-tracepoints": no_cpuhp_tracepoints(),
         "no-mount": not cap_sys_admin(),
         "no-kvm": not kvm_usable(),
+        "no-fixed-cpu": no_fixed_cpu(),
     }
 
 
