@@ -79,16 +79,24 @@ rmmod cpuhp_probe
 status rmmod $?
 mark "SLEEPLOOP after $(cpuhp_probe_dump sleeploop $loops)"
 # Small rings and two per-CPU target counters: toggling every CPU three
-# times overflows the rings (sequence gaps = dropped) and targets of cpu2+
-# land in the shared counters.
+# times, and at least 10 toggles in all (a 2-vCPU guest has one CPU to
+# toggle: 3 cycles of ~6 records fit in two 16-record rings), overflows the
+# rings (sequence gaps = dropped) and targets of cpu2+ land in the shared
+# counters.
 insmod /bin/cpuhp_probe.ko ring_records=16 targets_pcpu_max=2
 status insmod_small $?
-for r in 1 2 3; do
-	for c in $(ls -d /sys/devices/system/cpu/cpu[0-9]* | sed 's/.*cpu//'); do
-		[ -f /sys/devices/system/cpu/cpu$c/online ] || continue
+hp=$(for c in /sys/devices/system/cpu/cpu[0-9]*; do [ -f "$c/online" ] && echo "${c##*cpu}"; done)
+n=$(echo "$hp" | grep -c .)
+[ "$n" -gt 0 ] || n=1
+rounds=$(( (10 + n - 1) / n ))
+[ "$rounds" -ge 3 ] || rounds=3
+r=0
+while [ "$r" -lt "$rounds" ]; do
+	for c in $hp; do
 		echo 0 > /sys/devices/system/cpu/cpu$c/online
 		echo 1 > /sys/devices/system/cpu/cpu$c/online
 	done
+	r=$((r + 1))
 done
 cpuhp_probe_dump sleeploop 500 > /dev/null
 review gaps gaps
