@@ -57,6 +57,15 @@ class HostileInputTest(lib.RealCpuCase):
                         "min-online-too-high.json": "/min_online"}
         for i, f in enumerate(files):
             with self.subTest(config=os.path.basename(f)):
+                if os.path.basename(f) == "cpus-not-hotpluggable.json":
+                    # The corpus names cpu0, x86's fixed CPU; on arm64/PSCI
+                    # and POWER cpu0 hotplugs like any other: the run would
+                    # toggle it. The CPU without an online file, found here.
+                    if lib.FIXED_CPU is None:
+                        self.skipTest(lib.NO_FIXED_CPU)
+                    f = os.path.join(self.dir, "cpus-not-hotpluggable.json")
+                    with open(f, "w") as out:
+                        out.write(f'{{"cpus": "{lib.FIXED_CPU}"}}')
                 self.report = os.path.join(self.dir, f"report-{i}.json")
                 p = self.run_config(f)
                 # Errors from the file name it; those found against the machine name the key.
