@@ -13,6 +13,12 @@ once). After each restore no CPU's hotplug/fail may be left armed. Counts
 the kills that landed with fail armed (there must be some) and those after
 which fail was still armed when the daemon was dead (restore cleared them).
 
+The random kill times are drawn from 0.4 s, or from 1.5 times the time a
+run takes to take the CPU offline for the first time when that is longer
+(measured once before the kills): in an emulated guest (arm64, ppc64el
+under TCG) the daemon's start-up alone outlasts 0.4 s, and no kill landed
+with the CPU offline.
+
 Real hotplug (root, cpu1); skipped otherwise (exit 77).
     kill_anywhere_test.py BUILD_DIR [KILLS] [SEED]
 """
@@ -61,6 +67,30 @@ def kill_when_armed(p, fail_path, timeout_s):
     return False
 
 
+def first_offline_s(binary, d, state):
+    """Seconds from starting a run to its first offline of CPU (None: it
+    never went offline within 20 s). The run is killed and restored."""
+    args = [binary, "run", "--cpus", str(CPU), "--pattern", "roundrobin", "--iterations", "20",
+            "--duration", "5s", "--state-dir", state, "--report", os.path.join(d, "r.json"),
+            "--progress", "never"]
+    fd = os.open(ONLINE, os.O_RDONLY)
+    try:
+        start = time.monotonic()
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        took = None
+        while time.monotonic() - start < 20 and p.poll() is None:
+            if os.pread(fd, 16, 0).strip() == b"0":
+                took = time.monotonic() - start
+                break
+            time.sleep(0.002)
+    finally:
+        os.close(fd)
+    p.kill()
+    p.wait()
+    subprocess.run([binary, "restore", "--state-dir", state], capture_output=True)
+    return took
+
+
 def main():
     binary = os.path.join(sys.argv[1], "cpuhp-stress")
     kills = int(sys.argv[2]) if len(sys.argv) > 2 else 50
@@ -87,6 +117,13 @@ def main():
         state = os.path.join(d, "state")
         rate_cfg = os.path.join(d, "faults-rate.json")
         sweep_cfg = os.path.join(d, "faults-sweep.json")
+        took = first_offline_s(binary, d, state)
+        if read(f"{SYS}/online") != start_mask or os.path.exists(f"{state}/state.json"):
+            print(f"calibration run: restore left mask {read(f'{SYS}/online')} (want {start_mask})")
+            return 1
+        window_s = max(0.4, 1.5 * took) if took is not None else 0.4
+        print(f"first offline {took if took is None else f'{took:.3f} s'} after the start: "
+              f"kills at random in 0..{window_s:.2f} s")
         with open(rate_cfg, "w") as f:
             f.write('{"faults": {"rate": 0.5}}')
         with open(sweep_cfg, "w") as f:
@@ -104,7 +141,7 @@ def main():
                              "--iterations", str(rng.choice([20, 200, 0]))]
                 p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 if mode == 1:
-                    time.sleep(rng.uniform(0, 0.4))
+                    time.sleep(rng.uniform(0, window_s))
                     was_offline = read(ONLINE) == "0"
                     armed_kills += bool(armed(fails))
                     p.kill()
@@ -141,7 +178,7 @@ def main():
                     "--interval", rng.choice(["0", "1ms", "5ms"]), "--seed", str(i),
                     "--state-dir", state, "--report", os.path.join(d, "r.json"), "--progress", "never"]
             p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(rng.uniform(0, 0.4))
+            time.sleep(rng.uniform(0, window_s))
             was_offline = read(ONLINE) == "0"
             p.kill()
             p.wait()
