@@ -14,7 +14,7 @@ B=/opt/cpuhp/build
 S=/opt/cpuhp/src
 
 mark "guest up: online $(cat /sys/devices/system/cpu/online) kernel $(cat /proc/sys/kernel/osrelease)"
-# Debian's kernels have no CPU_HOTPLUG_STATE_CONTROL: fault injection skips.
+# A kernel without cpuN/hotplug/fail: fault injection skips (real_check.py).
 if ls /sys/devices/system/cpu/cpu*/hotplug/fail >/dev/null 2>&1; then mark "hotplug_fail yes"; else mark "hotplug_fail no"; fi
 # x86 cpu0 has no online file; on arm64/PSCI and POWER every CPU has one, so
 # real_cpu_test's "cannot be hotplugged" case skips there.

@@ -5,8 +5,8 @@
 real_check.py CONSOLE_LOG WORK_DIR TESTS QEMU_RC
 TESTS is the comma list the guest ran. Every test must have exited 0 (a
 skip, 77, is a failure here: the guest kernel has everything they need;
-except on a kernel without cpuN/hotplug/fail, Debian's own, where
-faults_integration must skip and say that is why). No case inside a test
+except on a kernel without cpuN/hotplug/fail, where faults_integration
+must skip and say that is why). No case inside a test
 may be skipped either (unittest's "skipped", a SKIP-CASE line), except for
 the two reasons the guest reports: no hotplug/fail (kill_anywhere's
 fault-injection case) and no CPU without an online file (arm64, POWER:
