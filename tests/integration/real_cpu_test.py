@@ -89,7 +89,12 @@ class RealCpuTest(lib.RealCpuCase):
                               "--state-dir", self.state, "--report", self.report,
                               "--interval", "20ms", "--progress", "never"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        # SIGINT once the run has taken the CPU offline (not after a fixed
+        # second: an emulated arm64 guest's start-up alone took longer).
+        deadline = time.monotonic() + 30
+        while read(online_file()) != "0" and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.005)
+        time.sleep(0.2)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
         self.assertEqual(p.returncode, 0, out + err)
