@@ -112,15 +112,30 @@ class HealthTest(lib.RealCpuCase):
         self.assertEqual(h["taint"]["added_flags"], "")
         self.assertIn("kernel log: 0 problem lines", p.stdout)
 
-    def run_and_inject(self, *extra, after_s=1.0):
+    def run_and_inject(self, *extra, after_s=0.5):
+        """Writes TEST_LINE to the kernel log after_s after the run first took
+        the CPU offline (its sources, the kernel log reader among them, are
+        running by then; a fixed delay from the start was too short for an
+        emulated arm64 guest's start-up)."""
         proc = subprocess.Popen(self.args("--iterations", "0", "--interval", "5ms", *extra),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        t = threading.Timer(after_s, write_kmsg, [TEST_LINE])
+        done = threading.Event()
+
+        def inject():
+            deadline = time.monotonic() + 30
+            while read(online_file()) != "0" and time.monotonic() < deadline:
+                if done.wait(0.005):
+                    return
+            if not done.wait(after_s):
+                write_kmsg(TEST_LINE)
+
+        t = threading.Thread(target=inject)
         t.start()
         try:
             out, err = proc.communicate(timeout=120)
         finally:
-            t.cancel()
+            done.set()
+            t.join()
         return proc.returncode, out, err
 
     def test_a_warning_mid_run_is_caught_with_its_operation(self):
