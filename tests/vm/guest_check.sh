@@ -47,6 +47,6 @@ b=cpuhp-stress@bad.service
 systemctl start "$b"
 sleep 7  # RestartSec=5: long enough for one restart
 say "bad_status=$(systemctl show -p ExecMainStatus --value "$b") bad_restarts=$(systemctl show -p NRestarts --value "$b") bad_active=$(systemctl show -p ActiveState --value "$b")"
-journalctl -b -u "$b" -o cat | grep -m1 'unknown key' | sed 's/^/VMTEST: bad_log=/' > /dev/ttyS0
+journalctl -b -u "$b" -o cat | grep -m1 'unknown key' | sed 's/^/VMTEST: bad_log=/' > /dev/console
 say "done"
 systemctl poweroff -f
