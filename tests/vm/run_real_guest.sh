@@ -8,8 +8,8 @@
 # runs on: on this lab's 6.18-fc host an injected online once left cpu1 unable
 # to come back until reboot. Here the same test files as on the host
 # (faults_test.py, kill_anywhere_test.py, ...) run unchanged inside a QEMU
-# guest (TCG, one thread) booted from tests/vm/build_guest_kernel.sh's 6.12
-# kernel, against the guest's cpu1. The initramfs holds busybox, the host's
+# guest (TCG, one thread) booted from Debian's own 6.12 kernel image,
+# against the guest's cpu1. The initramfs holds busybox, the host's
 # python3 with the stdlib and jsonschema (for validate_report.py), the daemon
 # (BUILD_DIR/cpuhp-stress) with its shared libraries, and the tests, configs
 # and report schema of SRC_DIR. tests/vm/real_check.py asserts on the console.
@@ -17,19 +17,21 @@
 # CPUHP_VM_KILLS (kill_anywhere's kill count, default 50), CPUHP_VM_ARCH
 # (amd64, arm64 or ppc64el; default the host's), CPUHP_VM_KERNEL (a kernel
 # image to boot instead, e.g. a patched kernel under test: it needs SMP,
-# HOTPLUG_CPU, CPU_HOTPLUG_STATE_CONTROL, a serial console, initramfs).
-# Kernel: on amd64 tests/vm/build_guest_kernel.sh's; on arm64 (virt) and
-# ppc64el (pseries) Debian's own 6.12 image (host_lib.sh, debian_kernel).
-# Its cpuN/hotplug/fail is there (fail_store does not need
+# HOTPLUG_CPU, a serial console, initramfs).
+# Kernel: Debian's own 6.12 image for amd64, arm64 (virt) and ppc64el
+# (pseries) (host_lib.sh, debian_kernel; the same image vm_kmod_*_6.12
+# boot, fetched once). Its cpuN/hotplug/fail is there (fail_store does not need
 # CPU_HOTPLUG_STATE_CONTROL, which Debian leaves off; the arm64 guest
 # injects faults): a kernel without it makes fault injection skip with that
-# reason, and tests/vm/real_check.py accepts exactly that skip. A guest of another
+# reason, and tests/vm/real_check.py accepts exactly that skip. An x86 6.12
+# kernel also has the split startup (cpu:kick_ap) that faults.allow_unsafe
+# is about. A guest of another
 # architecture than the host's runs a cross-built daemon
 # (tests/vm/cross_daemon.sh) and the target's own python3.11 (Debian's
 # packages, fetched once into /var/cache/cpuhp-stress). KVM when /dev/kvm
 # runs the guest, else TCG (host_lib.sh, boot_guest_accel).
 # Exit 0 pass, 1 fail (a failed download too), 77 skip (not root, no
-# qemu/busybox, no kernel).
+# qemu/busybox, no package index for the kernel).
 # CPUHP_VM_FETCH_ONLY=1 (arm64, ppc64el): only download Debian's kernel and
 # the target's python3 into CPUHP_VM_CACHE and exit 0 (tests/vm/fetch).
 set -euo pipefail
@@ -59,8 +61,8 @@ rc=0
 kernel=${CPUHP_VM_KERNEL:-}
 busybox=/bin/busybox
 need_debian=0
-[ "$arch" = "$host_arch" ] || need_debian=1          # its busybox
-[ "$arch" = amd64 ] || [ -n "$kernel" ] || need_debian=1  # its kernel
+[ "$arch" = "$host_arch" ] || need_debian=1  # its busybox
+[ -n "$kernel" ] || need_debian=1            # its kernel
 if [ "$need_debian" = 1 ]; then
   # Debian's kernel for the busybox (and, without CPUHP_VM_KERNEL, to boot).
   grep -qx "$arch" <<< "$(dpkg --print-foreign-architectures)" || [ "$arch" = "$host_arch" ] ||
@@ -69,21 +71,18 @@ if [ "$need_debian" = 1 ]; then
   debian_kernel "$arch" 6.12 "${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}" || dk=$?
   [ $dk = 1 ] && skip "$dk_why"
   [ $dk = 0 ] || { log "$dk_why"; exit 1; }
-  [ "$arch" = "$host_arch" ] || busybox=$kroot/bin/busybox
-  [ -n "${CPUHP_VM_KERNEL:-}" ] || kernel=$kroot/boot/$kimage-$abi-$flavour
+  # (debian_kernel sets kernel and busybox: the host's busybox and
+  # CPUHP_VM_KERNEL win where they apply)
+  [ "$arch" = "$host_arch" ] && busybox=/bin/busybox
+  kernel=${CPUHP_VM_KERNEL:-$kroot/boot/$kimage-$abi-$flavour}
   log "Debian kernel $abi-$flavour ($kver)"
 fi
 if [ -n "$fetch_only" ]; then
-  [ "$arch" = "$host_arch" ] && exit 0  # the host's own python3; the kernel: build_guest_kernel.sh --fetch
+  [ "$arch" = "$host_arch" ] && exit 0  # the host's own python3
   tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/cpuhp-pyfetch.XXXXXX")
   trap 'rm -rf "$tmp"' EXIT
   target_python "$arch" "$pyver" "$tmp" || { log "$tp_why"; exit 1; }
   exit 0
-fi
-if [ -z "$kernel" ]; then
-  kernel=$(bash "$src/tests/vm/build_guest_kernel.sh" "${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}") || rc=$?
-  [ $rc = 77 ] && skip "cannot build the guest kernel (see above)"
-  [ $rc = 0 ] || { log "building the guest kernel failed"; exit 1; }
 fi
 [ -f "$kernel" ] || { log "CPUHP_VM_KERNEL=$kernel: no such file"; exit 2; }
 
