@@ -128,6 +128,20 @@ class SummaryTest(unittest.TestCase):
                                     [f"hostile:read-only-*  {self.true_cond}  z"])
         self.assertEqual(rc, 0, out)
 
+    def test_guest_excused_case_only_in_the_guest_tests(self):
+        # real_check.py prints SKIP-CASE guest:... for a case the guest's
+        # kernel explains; the shipped list allows it in vm_real_tests* only.
+        with open(os.path.join(SRC, "tests", "expected-skips")) as f:
+            line = next(l for l in f if "guest-explained" in l and not l.startswith("#"))
+        script = ("echo 'SKIP-CASE guest:real_cpu_integration.test_bad_input_touches_nothing: "
+                  "no non-hotpluggable CPU to refuse (excused: the guest kernel lacks it)'")
+        rc, out, _ = self.run_suite({"vm_real_tests_arm64": (script, 0)}, [line.strip()])
+        self.assertEqual(rc, 0, out)
+        self.assertIn("vm_real_tests_arm64:guest:real_cpu_integration."
+                      "test_bad_input_touches_nothing", out)
+        rc, out, _ = self.run_suite({"real_cpu_integration": (script, 0)}, [line.strip()])
+        self.assertEqual(rc, 1, out)
+
     def test_no_tests_fails(self):
         rc, out, _ = self.run_suite({})
         self.assertEqual(rc, 1, out)
