@@ -43,7 +43,7 @@ pkgs_check=("${pkgs_run[@]}" libgtest-dev python3 python3-jsonschema python3-yam
             clang-format chromium systemd stress-ng bc)
 # test: the benches, clang + libFuzzer, the guests (QEMU, busybox, cpio,
 # debootstrap, Debian's amd64 kernel for systemd_vm; flex/bison/libelf to
-# build the real-hotplug guest's kernel; cross compilers for arm64/ppc64el;
+# prepare tests/kmatrix's kernel source trees; cross compilers for arm64/ppc64el;
 # tests/kmatrix: gcc-12, riscv64 cross gcc, libssl-dev, xz-utils; dwarves:
 # pahole, which the module's build needs against headers with BTF, as
 # Debian's 6.12).
