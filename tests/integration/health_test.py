@@ -118,23 +118,12 @@ class HealthTest(lib.RealCpuCase):
         # each hotplug ("CPU 1 is now offline", "psci: CPU1 killed"); POWER
         # pseries logs nothing: 50 benign info lines written during the run
         # are records on every kernel, and no problem.
-        proc = subprocess.Popen(self.args("--iterations", "100"), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-        done = threading.Event()
-
         def benign_lines():
-            if after_offlines(1, done):
-                for _ in range(50):
-                    write_kmsg("cpuhp-stress test: a benign line", level=6)
+            for _ in range(50):
+                write_kmsg("cpuhp-stress test: a benign line", level=6)
 
-        t = threading.Thread(target=benign_lines)
-        t.start()
-        try:
-            out, err = proc.communicate(timeout=300)
-        finally:
-            done.set()
-            t.join()
-        self.assertEqual(proc.returncode, 0, f"stdout:\n{out}\nstderr:\n{err}")
+        rc, out, err = self.run_writing_kmsg(self.args("--iterations", "100"), 1, benign_lines, 300)
+        self.assertEqual(rc, 0, f"stdout:\n{out}\nstderr:\n{err}")
         r = self.load()
         h = r["timing_sources"]["kmsg_health"]
         self.assertEqual(h["status"], "ok", h)
@@ -151,18 +140,23 @@ class HealthTest(lib.RealCpuCase):
         offline 5 times (its sources, the kernel log reader among them, are
         running by then, and operation 8 or later is under way; a fixed
         delay from the start was too short for an emulated guest)."""
-        proc = subprocess.Popen(self.args("--iterations", "0", "--interval", "5ms", *extra),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return self.run_writing_kmsg(self.args("--iterations", "0", "--interval", "5ms", *extra),
+                                     5, lambda: write_kmsg(TEST_LINE), 120)
+
+    def run_writing_kmsg(self, args, offlines, write, timeout):
+        """Runs the tool; calls write() once it has taken the CPU offline
+        `offlines` times. Returns (exit code, stdout, stderr)."""
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         done = threading.Event()
 
-        def inject():
-            if after_offlines(5, done):
-                write_kmsg(TEST_LINE)
+        def writer():
+            if after_offlines(offlines, done):
+                write()
 
-        t = threading.Thread(target=inject)
+        t = threading.Thread(target=writer)
         t.start()
         try:
-            out, err = proc.communicate(timeout=120)
+            out, err = proc.communicate(timeout=timeout)
         finally:
             done.set()
             t.join()
