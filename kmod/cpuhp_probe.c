@@ -335,6 +335,18 @@ static int cp_place_one(struct cp_probe *p, const char *symbol, void *addr)
 		v->rp.handler = cp_ret_handler;
 		v->rp.data_size = sizeof(struct cp_entry);
 	}
+	/*
+	 * The calibration probe sits in this module's text and is armed only
+	 * while CALIB runs. Left armed, a kernel whose entry probes are not
+	 * ftrace-based (no FUNCTION_TRACER) optimises it into a jump; after
+	 * rmmod that optimised probe outlives the module text
+	 * (kill_optimized_kprobe() leaves it hashed, off every list) and the
+	 * next insmod at the same address hits WARN_ON_ONCE in
+	 * reuse_unused_kprobe() and fails with -EINVAL (seen on 7.2 built
+	 * without FUNCTION_TRACER: kmod/README.md).
+	 */
+	if (p == &cp_calib)
+		v->rp.kp.flags = KPROBE_FLAG_DISABLED;
 	ret = register_kretprobe(&v->rp);
 	if (ret)
 		return ret;
@@ -856,8 +868,9 @@ static int cp_calib_sink;
 
 static long cp_ioc_calib(void __user *arg)
 {
+	struct kretprobe *rp = &cp_calib.var[0].rp;
 	struct cpuhp_probe_hist h;
-	int c, i, sum;
+	int c, i, sum, ret;
 
 	if (copy_from_user(&h, arg, sizeof(h)))
 		return -EFAULT;
@@ -868,8 +881,15 @@ static long cp_ioc_calib(void __user *arg)
 	/* Only this function calls the target: no handler is in flight. */
 	for_each_possible_cpu(c)
 		cp_zero_stats(per_cpu_ptr(cp_calib.stats, c));
+	/* Armed for the loop only (cp_place_one) */
+	ret = enable_kretprobe(rp);
+	if (ret) {
+		mutex_unlock(&cp_calib_mutex);
+		return ret;
+	}
 	for (i = 0, sum = 0; i < CPUHP_PROBE_CALIB_CALLS; i++)
 		sum += cp_calib_target(i);
+	disable_kretprobe(rp);
 	WRITE_ONCE(cp_calib_sink, sum);
 	memset(&h, 0, sizeof(h));
 	h.cpu = CPUHP_PROBE_ALL_CPUS;
