@@ -9,6 +9,7 @@
 #   kernel_tree.sh build CELL [SRC]    builds kmod/ with W=1 against CELL; fails on any warning
 #   kernel_tree.sh debian SERIES ARCH  Debian's headers (+kbuild) root for SERIES 6.1|6.12
 #   kernel_tree.sh image SERIES ARCH   Debian's kernel image + busybox-static root (guests)
+#   kernel_tree.sh guest SERIES amd64  linux-source-SERIES built for the amd64 guest; prints its tree
 #
 # Cells: deb6.1-ARCH and deb6.12-ARCH (Debian's own headers from bookworm's
 # index, ARCH amd64 arm64 ppc64el), src7.2-ARCH (linux-source-7.2 from sid,
@@ -23,7 +24,8 @@
 set -euo pipefail
 self=$(realpath "$0")
 here=$(dirname "$self")
-cache=${CPUHP_KMATRIX_CACHE:-/var/cache/cpuhp-stress/kmatrix}
+# CPUHP_KMATRIX_CACHE, else CPUHP_VM_CACHE/kmatrix (tools/setup.sh, the guests)
+cache=${CPUHP_KMATRIX_CACHE:-${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}/kmatrix}
 sid_mirror=${CPUHP_SID_MIRROR:-http://deb.debian.org/debian}
 log() { echo "kernel_tree: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -256,6 +258,66 @@ src_tree() {
 	echo "$out"
 }
 
+# --- guest kernels built from source -----------------------------------------
+# guest SERIES amd64: linux-source-SERIES built whole (bzImage and the tree
+# the module builds against, with its Module.symvers) from tinyconfig plus
+# tests/vm/src_guest.config, with gcc-12, once per machine; prints the tree
+# (its image: arch/x86/boot/bzImage). Every option of the fragment is checked
+# in the final .config. The objects are deleted after the build: what stays
+# is what an external module build reads. amd64 only: the other guests boot
+# Debian's own images.
+guest_kernel() {
+	local series=$1 key out tmp top start line missing=0 fragment=$here/../vm/src_guest.config
+	arch_vars "$2"
+	[ "$dpkg_arch" = amd64 ] ||
+		{ log "guest $series $dpkg_arch: kernels from source are built for amd64 guests only"; exit 2; }
+	src_fetch "$series"
+	key=$( (declare -f guest_kernel; cat "$fragment"; gcc-12 --version | head -1) | sha256sum | cut -c1-12)
+	out=$cache/guest-$src_ver-$dpkg_arch-$key
+	[ -f "$out/arch/x86/boot/bzImage" ] && { echo "$out"; return; }
+	exec 8>"$cache/tmp/guest-$src_ver-$dpkg_arch.lock"
+	flock 8
+	[ -f "$out/arch/x86/boot/bzImage" ] && { echo "$out"; return; }
+	for t in flex bison bc make gcc-12; do command -v "$t" >/dev/null || die "$t not installed (tools/setup.sh installs it)"; done
+	[ -f /usr/include/libelf.h ] || die "libelf-dev not installed (objtool needs it; tools/setup.sh installs it)"
+	start=$(date +%s.%N)
+	tmp=$(mktemp -d "$cache/tmp/guest.XXXXXX")
+	tree_tmp=$tmp  # global: the EXIT trap reads it
+	trap 'rm -rf "$tree_tmp"' EXIT
+	top=$src_pkg
+	local ex=(--exclude="$top/Documentation/*.rst" --exclude="$top/Documentation/devicetree"
+		--exclude="$top/Documentation/translations" --exclude="$top/tools/testing"
+		--exclude="$top/tools/perf" --exclude="$top/drivers/gpu/*.[ch]" --exclude="$top/drivers/net/*.[ch]"
+		--exclude="$top/drivers/staging/*.[ch]" --exclude="$top/drivers/media/*.[ch]" --exclude="$top/sound/*.[ch]")
+	for a in alpha arc arm csky hexagon loongarch m68k microblaze mips nios2 openrisc parisc s390 sh sparc um xtensa \
+		arm64 powerpc riscv; do
+		ex+=(--exclude="$top/arch/$a/*.[chS]" --exclude="$top/arch/$a/boot" --exclude="$top/arch/$a/configs"
+			--exclude="$top/arch/$a/*.dts*")
+	done
+	dpkg-deb --fsys-tarfile "$(deb_file "$src_pkg" "$src_ver")" |
+		tar -xO --wildcards "*/$src_pkg.tar.xz" | tar -xJ -C "$tmp" --wildcards "${ex[@]}"
+	local mk=(-C "$tmp/$top" ARCH=x86 HOSTCC=gcc-12 CC=gcc-12 PAHOLE="$no_pahole" -j"$(nproc)")
+	make -s "${mk[@]}" tinyconfig >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; die "tinyconfig failed"; }
+	"$tmp/$top/scripts/kconfig/merge_config.sh" -m -O "$tmp/$top" "$tmp/$top/.config" "$fragment" >>"$tmp/build.log" 2>&1 ||
+		{ cat "$tmp/build.log" >&2; die "merge_config failed"; }
+	make -s "${mk[@]}" olddefconfig >>"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; die "olddefconfig failed"; }
+	while IFS= read -r line; do
+		case "$line" in CONFIG_*) ;; *) continue ;; esac
+		grep -qx "$line" "$tmp/$top/.config" || { log "Kconfig dropped $line"; missing=1; }
+	done <"$fragment"
+	[ "$missing" = 0 ] || die "the $src_pkg $src_ver guest config lost options of $fragment (above)"
+	log "building $src_pkg $src_ver for the $dpkg_arch guest (once per machine)"
+	make "${mk[@]}" bzImage modules >>"$tmp/build.log" 2>&1 ||
+		{ tail -40 "$tmp/build.log" >&2; die "guest kernel build failed ($src_pkg $src_ver, $dpkg_arch)"; }
+	[ -f "$tmp/$top/Module.symvers" ] || die "the guest kernel build left no Module.symvers"
+	find "$tmp/$top" -name '*.o' -delete
+	mv "$tmp/build.log" "$tmp/$top/.build.log"
+	mv -T "$tmp/$top" "$out"
+	rm -rf "$tmp"
+	log "built $out in $(echo "$(date +%s.%N) - $start" | bc | cut -d. -f1) s"
+	echo "$out"
+}
+
 # cell_kdir CELL: sets kdir and mk_args
 cell_kdir() {
 	local cell=$1 series=${1%%-*} arch=${1#*-}
@@ -327,7 +389,8 @@ kdir) cell_kdir "${1:?kdir CELL}"; echo "$kdir ${mk_args[*]}" ;;
 build) cell_build "${1:?build CELL [SRC]}" "$(realpath "${2:-$here/../..}")" ;;
 debian) debian_root "${1:?debian SERIES ARCH}" "${2:?debian SERIES ARCH}" ;;
 image) image_root "${1:?image SERIES ARCH}" "${2:?image SERIES ARCH}" ;;
-*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH" >&2; exit 2 ;;
+guest) guest_kernel "${1:?guest SERIES amd64}" "${2:?guest SERIES amd64}" ;;
+*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH|guest SERIES amd64" >&2; exit 2 ;;
 esac
 }
 # one line: bash has read the whole script before it runs (safe to edit meanwhile)

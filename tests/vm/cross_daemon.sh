@@ -73,6 +73,10 @@ fi
 
 # --- the daemon ---------------------------------------------------------------
 bld=$work/daemon-build
+# The guests of one arch share WORK_DIR and run side by side under ctest -j2:
+# one build (and staging of its binary) at a time.
+exec 9>"$work/.daemon-build.lock"
+flock 9
 start=$(date +%s)
 # ccache as tools/setup.sh uses it (when CCACHE_DIR is set): a CI machine
 # with a warm cache rebuilds the cross daemon of a fresh clone in seconds.

@@ -20,6 +20,8 @@
 # Kernel: CPUHP_VM_SERIES picks Debian's series, 6.1 (bookworm's default,
 # linux-image-ARCH) or 6.12 (bookworm's linux-image-6.12-ARCH); the ABI is
 # resolved from that metapackage at run time (host_lib.sh, debian_kernel).
+# CPUHP_VM_SERIES=src7.2 (amd64): sid's linux-source-7.2 built for the guest
+# once per machine (tests/kmatrix/kernel_tree.sh guest, tests/vm/src_guest.config).
 # CPUHP_VM_KERNEL (an image QEMU boots with -kernel) and CPUHP_VM_KDIR (a
 # prepared tree to build the module against, e.g. from `make
 # modules_prepare`) boot a kernel of your own instead; both together.
@@ -46,7 +48,13 @@ mode=${CPUHP_VM_MODE:-kmod}
 series=${CPUHP_VM_SERIES:-6.1}
 own_kernel=${CPUHP_VM_KERNEL:-}
 own_kdir=${CPUHP_VM_KDIR:-}
-case "$series" in 6.1) slot="" ;; [0-9]*.[0-9]*) slot=-$series ;; *) echo "CPUHP_VM_SERIES=$series: not a kernel series like 6.1 or 6.12" >&2; exit 2 ;; esac
+case "$series" in
+6.1) slot="" ;;
+[0-9]*.[0-9]*) slot=-$series ;;
+src[0-9]*.[0-9]*) slot=-$series
+  [ -z "$own_kernel$own_kdir" ] || { echo "CPUHP_VM_SERIES=$series builds its own kernel: unset CPUHP_VM_KERNEL and CPUHP_VM_KDIR" >&2; exit 2; } ;;
+*) echo "CPUHP_VM_SERIES=$series: not a kernel series like 6.1, 6.12 or src7.2" >&2; exit 2 ;;
+esac
 if [ -n "$own_kernel$own_kdir" ]; then
   [ -f "$own_kernel" ] && [ -f "$own_kdir/Makefile" ] ||
     { echo "CPUHP_VM_KERNEL ($own_kernel) must be a kernel image and CPUHP_VM_KDIR ($own_kdir) a prepared kernel tree, both set" >&2; exit 2; }
@@ -84,6 +92,23 @@ grep -qx "$arch" <<< "$(dpkg --print-foreign-architectures)" || [ "$arch" = "$(d
 
 # --- kernel image and headers, resolved now --------------------------------
 busybox=""
+kmake=()  # make arguments the module build needs for this tree
+case "$series" in
+src*)
+  # linux-source-SERIES built for this guest, cached (kernel_tree.sh guest;
+  # its linux-source deb is the compile matrix's download).
+  export CPUHP_KMATRIX_CACHE=$cache/kmatrix
+  if [ -n "$fetch_only" ]; then
+    bash "$src/tests/kmatrix/kernel_tree.sh" fetch "$series-$arch"
+    exit 0
+  fi
+  rc=0
+  own_kdir=$(bash "$src/tests/kmatrix/kernel_tree.sh" guest "${series#src}" "$arch") || rc=$?
+  [ $rc = 0 ] || { log "building the ${series#src} guest kernel failed (above)"; exit $((rc == 2 ? 2 : 1)); }
+  own_kernel=$own_kdir/arch/x86/boot/bzImage
+  # the tree was built with gcc-12 and no pahole (kernel_tree.sh): the same here
+  kmake=(CC=gcc-12 HOSTCC=gcc-12 PAHOLE=/nonexistent/pahole) ;;
+esac
 if [ -n "$own_kernel" ]; then
   kernel=$(realpath "$own_kernel") hdrs=$(realpath "$own_kdir") kconfig=$hdrs/.config
   log "kernel $kernel, module built against $hdrs"
@@ -119,7 +144,7 @@ rm -rf "$mod" && mkdir -p "$mod/kmod/uapi"
 cp "$src/Kbuild" "$mod/" && cp "$src"/kmod/Kbuild "$src"/kmod/*.c "$mod/kmod/" && cp "$src"/kmod/uapi/*.h "$mod/kmod/uapi/"
 # No module BTF: Debian's 6.12 headers ship vmlinux, so kbuild would run
 # pahole (package dwarves) on the .ko; nothing here reads a module's BTF.
-make -C "$hdrs" M="$mod" "${cross[@]}" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= modules >"$work/kbuild.log" 2>&1 ||
+make -C "$hdrs" M="$mod" "${cross[@]}" "${kmake[@]}" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= modules >"$work/kbuild.log" 2>&1 ||
   { cat "$work/kbuild.log"; exit 1; }
 if grep -E 'warning:|error:' "$work/kbuild.log"; then log "module build has warnings"; exit 1; fi
 "$cc" -static -O2 -Wall -Wextra -Werror -o "$work/cpuhp_probe_dump" "$src/tests/vm/cpuhp_probe_dump.c"
@@ -165,6 +190,7 @@ boot_guest_accel "$work" "${CPUHP_VM_TIMEOUT:-600}" "$qemu" "$arch" "${qemu_args
   -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
   -append "console=$console $kappend quiet panic=-1 log_buf_len=16M cpuhp_ops=$ops cpuhp_daemon=$daemon cpuhp_pattern=$pattern $extra" \
   -nographic -no-reboot -nic none
+echo "$guest_accel $(($(date +%s) - start))" >"$work/guest_time"  # tests/vm/matrix_table.py
 log "guest ($guest_accel) exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
 [ "$mode" = kmod ] || exec python3 "$src/tests/vm/${mode}_check.py" "$work/console.log" "$work" \
   "$arch" "$smp" "$kconfig" "$qrc"
