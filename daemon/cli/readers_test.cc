@@ -124,6 +124,10 @@ TEST(JsonTextTest, DuplicateKeysAreRefusedWithTheirPath) {
   EXPECT_EQ(err, "c.json: /sweep/levels: duplicate key (each key once)");
   EXPECT_FALSE(ParseJsonText(R"({"a": [{"x": 1}, {"x": 1, "x": 2}]})", "c.json", &doc, &err));
   EXPECT_EQ(err, "c.json: /a/1/x: duplicate key (each key once)");
+  // A key with control characters is named escaped: the error stays one
+  // line (found by config_fuzz).
+  EXPECT_FALSE(ParseJsonText("{\"a\\nb\\u007f\": 1, \"a\\nb\\u007f\": 2}", "c.json", &doc, &err));
+  EXPECT_EQ(err, "c.json: /a\\u000ab\\u007f: duplicate key (each key once)");
   // The same key in two objects is no duplicate.
   EXPECT_TRUE(ParseJsonText(R"({"a": {"x": 1}, "b": {"x": 1}, "c": [{"x": 1}, {"x": 2}]})",
                             "c.json", &doc, &err))

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string_view>
 
@@ -163,10 +164,24 @@ class DomBuilder : public nlohmann::json_sax<json> {
     return true;
   }
   // RFC 6901: "~" and "/" in a key.
+  // A key as a JSON pointer token (RFC 6901), control characters as \uXXXX:
+  // the error naming it stays one line.
   static std::string Escape(const std::string& k) {
     std::string out;
-    for (char c : k)
-      out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+    for (char c : k) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '~') {
+        out += "~0";
+      } else if (c == '/') {
+        out += "~1";
+      } else if (u < 0x20 || u == 0x7f) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", u);
+        out += buf;
+      } else {
+        out += c;
+      }
+    }
     return out;
   }
   // The JSON pointer of the innermost open container.
