@@ -105,26 +105,10 @@ std::string Render(const json& v) {
   return Truncate(s);
 }
 
-// A key as a JSON pointer token (RFC 6901), control characters escaped.
+// A key as a JSON pointer token, control characters escaped, cut to the
+// rendering limit.
 std::string PathKey(const std::string& key) {
-  std::string s;
-  for (char c : key) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (c == '~') {
-      s += "~0";
-    } else if (c == '/') {
-      s += "~1";
-    } else if (u < 0x20 || u == 0x7f) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\u%04x", u);
-      s += buf;
-    } else {
-      s += c;
-    }
-    if (s.size() > kMaxRendered)
-      break;
-  }
-  return Truncate(s);
+  return Truncate(JsonPointerToken(key.substr(0, kMaxRendered + 1)));
 }
 
 // A JSON value under check: where it is, for the one-line error.

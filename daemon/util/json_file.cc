@@ -11,6 +11,26 @@
 #include <string_view>
 
 namespace cpuhp {
+
+std::string JsonPointerToken(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else if (u < 0x20 || u == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", u);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 using nlohmann::json;
@@ -102,7 +122,7 @@ class DomBuilder : public nlohmann::json_sax<json> {
     // "iterations" twice is almost always a mistake, so is a report with two
     // "totals". Refused, naming the key's path.
     if (stack_.back()->contains(k)) {
-      duplicate_key = Pointer() + "/" + Escape(k);
+      duplicate_key = Pointer() + "/" + JsonPointerToken(k);
       return false;
     }
     keys_.back() = k;
@@ -163,32 +183,12 @@ class DomBuilder : public nlohmann::json_sax<json> {
     keys_.pop_back();
     return true;
   }
-  // RFC 6901: "~" and "/" in a key.
-  // A key as a JSON pointer token (RFC 6901), control characters as \uXXXX:
-  // the error naming it stays one line.
-  static std::string Escape(const std::string& k) {
-    std::string out;
-    for (char c : k) {
-      const auto u = static_cast<unsigned char>(c);
-      if (c == '~') {
-        out += "~0";
-      } else if (c == '/') {
-        out += "~1";
-      } else if (u < 0x20 || u == 0x7f) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", u);
-        out += buf;
-      } else {
-        out += c;
-      }
-    }
-    return out;
-  }
   // The JSON pointer of the innermost open container.
   std::string Pointer() const {
     std::string p;
     for (size_t i = 0; i + 1 < stack_.size(); ++i)
-      p += "/" + (stack_[i]->is_array() ? std::to_string(stack_[i]->size() - 1) : Escape(keys_[i]));
+      p += "/" + (stack_[i]->is_array() ? std::to_string(stack_[i]->size() - 1)
+                                        : JsonPointerToken(keys_[i]));
     return p;
   }
 

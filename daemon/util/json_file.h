@@ -37,6 +37,10 @@ std::string DumpJson(const nlohmann::json& j, int indent = -1);
 // Whether `s` is valid UTF-8 (what DumpJson keeps unchanged).
 bool IsUtf8(const std::string& s);
 
+// A key as a JSON pointer token (RFC 6901: "~" and "/" escaped), control
+// characters as \uXXXX, so an error line naming it stays one line.
+std::string JsonPointerToken(const std::string& key);
+
 // ReadSmallFile + ParseJsonText.
 bool LoadJsonFile(const std::string& path, size_t max_bytes, nlohmann::json* doc, std::string* err);
 
