@@ -88,12 +88,15 @@ bench_pairs() {
 }
 
 # bench_table TITLE DRIVER:LABEL...: the table of ratios, one row per driver.
+# CPUHP_BENCH_RATIOS=FILE also appends "DRIVER RATIO" per pair to FILE
+# (pool several runs: the median of all their pairs).
 bench_table() {
   local title=$1
   shift
   python3 - "$tmp/rows" "$title" "$cpu" "$ops" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)" "$@" << 'EOF'
-import statistics, sys
+import os, statistics, sys
 rows, title, cpu, ops, load0, load1, specs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7:]
+raw = os.environ.get("CPUHP_BENCH_RATIOS")
 rate = {}
 for line in open(rows):
     d, p, n, s = line.split()
@@ -108,5 +111,8 @@ for spec in specs:
     c = [rate[("cloop:" + d, p)] for p in pairs]
     print(f"{label:<46} {len(r):>2} {statistics.median(a):>7.1f} {statistics.median(c):>7.1f} "
           f"{statistics.median(r):>6.3f} {min(r):>5.3f}..{max(r):<5.3f}")
+    if raw:  # one line per pair, so that runs can be pooled
+        with open(raw, "a") as f:
+            f.writelines(f"{d} {x:.4f}\n" for x in r)
 EOF
 }
