@@ -149,6 +149,8 @@ class TraceJoiner {
   // [start, start + duration] (start rounded down to the timestamp
   // resolution: text timestamps are truncated).
   void EndOperation(const OpRecord& rec);
+  // The same for operations in write order, in one pass over the steps.
+  void EndOperations(const std::vector<OpRecord>& batch);
   // Whatever is still buffered belongs to no operation.
   void Finish();
 

@@ -223,6 +223,35 @@ TEST(TraceJoiner, SetUpWritesStayOutOfTheStateTables) {
   EXPECT_NE(FindPhase(out, "cpuhp_bringup_ap", "online"), nullptr);
 }
 
+// A drain ends its whole batch in one pass (EndOperations): the same steps
+// for the same operations as ending them one by one, including steps that
+// belong to no operation (another CPU's window, between writes) and steps
+// after the last write, which stay pending for the next batch.
+TEST(TraceJoiner, BatchEndIsOperationByOperation) {
+  const std::string text = Fixture("x86_64-6.18-cpu1-offline-online.trace");
+  const std::vector<std::vector<OpRecord>> batches = {
+      {Op(0, 1, Direction::kOffline, 2497.383, 50.0, 2)},
+      // a write of cpu2 in between (cpu1's steps there are outside), and
+      // the online write cut short: its later steps are outside too
+      {Op(1, 2, Direction::kOffline, 2497.440, 10.0, 2),
+       Op(2, 1, Direction::kOnline, 2497.468, 0.05, 1)},
+      {Op(3, 1, Direction::kOnline, 2497.470, 3.0, 1)}};
+  TraceJoiner one(States("x86_64-6.18.states")), batch(States("x86_64-6.18.states"));
+  one.FeedText(text);
+  batch.FeedText(text);
+  for (const auto& b : batches) {
+    for (const OpRecord& rec : b)
+      one.EndOperation(rec);
+    batch.EndOperations(b);
+  }
+  one.Finish();
+  batch.Finish();
+  EXPECT_EQ(batch.stats().ToJson(), one.stats().ToJson());
+  EXPECT_EQ(batch.EventsJson(), one.EventsJson());
+  EXPECT_GT(one.EventsJson()["steps_outside_operations"].get<uint64_t>(), 0u);
+  EXPECT_GE(one.stats().ToJson()["ops_with_steps"].get<uint64_t>(), 2u);
+}
+
 TEST(TraceJoiner, CapturedArm64_61OfflineOnline) {
   const HotplugStates states = States("arm64-6.1.states");
   TraceJoiner j(states);
