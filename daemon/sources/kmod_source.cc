@@ -167,11 +167,11 @@ json KmodJoiner::ToJson() const {
   auto phase_json = [](const Phase& ph) {
     json levels = json::array();
     for (const auto& [online, h] : ph.by_online) {
-      json level = SummarizeHistogram(h);
+      json level = SummarizeWithHistogram(h);
       level["online_cpus"] = online;
       levels.push_back(std::move(level));
     }
-    return json{{"all", SummarizeHistogram(ph.all)},
+    return json{{"all", SummarizeWithHistogram(ph.all)},
                 {"by_online", std::move(levels)},
                 {"retval_nonzero", ph.retval_nonzero},
                 {"longer_than_write", ph.longer_than_write}};

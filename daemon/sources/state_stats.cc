@@ -156,7 +156,7 @@ nlohmann::json KernelStateStats::ToJson() const {
   for (const auto& [key, p] : phases_) {
     json rows = json::array();
     for (const auto& [online, h] : p.by_online) {
-      json r = SummarizeHistogram(h);
+      json r = SummarizeWithHistogram(h);
       r["online_cpus"] = online;
       rows.push_back(std::move(r));
     }
@@ -164,15 +164,15 @@ nlohmann::json KernelStateStats::ToJson() const {
                       {"direction", DirectionName(static_cast<Direction>(key.second))},
                       {"state", p.state.empty() ? json(nullptr) : json(p.state)},
                       {"where", StepWhereName(p.where)},
-                      {"latency", SummarizeHistogram(p.all)},
+                      {"latency", SummarizeWithHistogram(p.all)},
                       {"per_online_count", std::move(rows)}});
   }
 
   json per_op = json::object();
   for (int d = 0; d < kDirections; ++d) {
     per_op[std::string(DirectionName(static_cast<Direction>(d)))] = {
-        {"state_sum", SummarizeHistogram(state_sum_[d])},
-        {"unaccounted", SummarizeHistogram(unaccounted_[d])},
+        {"state_sum", SummarizeWithHistogram(state_sum_[d])},
+        {"unaccounted", SummarizeWithHistogram(unaccounted_[d])},
         {"max_state_sum_fraction", max_fraction_[d]}};
   }
   return {{"ops_with_steps", ops_with_steps_},

@@ -102,6 +102,12 @@ json SummarizeHistogram(const Histogram& h) {
               {"p99_9_ns", h.PercentileNs(99.9)}};
 }
 
+json SummarizeWithHistogram(const Histogram& h) {
+  json j = SummarizeHistogram(h);
+  j["histogram"] = h.ToJson();
+  return j;
+}
+
 RunStats::RunStats(int max_cpus) {
   by_cpu_.resize(static_cast<size_t>(std::clamp(max_cpus, 0, kCpuLimit)) * kDirections);
 }

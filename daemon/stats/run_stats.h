@@ -84,5 +84,8 @@ class RunStats {
 // The JSON summary of one histogram: {"count", "min_ns", "max_ns", "mean_ns",
 // "stddev_ns", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns"}.
 nlohmann::json SummarizeHistogram(const Histogram& h);
+// The same with the histogram itself under "histogram" (Histogram::ToJson):
+// what compare needs for a confidence interval and merge to pool boots.
+nlohmann::json SummarizeWithHistogram(const Histogram& h);
 
 }  // namespace cpuhp
