@@ -107,13 +107,14 @@ cmake_args() {  # cmake_args DIR
 # tests once, in build-asan (build-o2 registers none: CPUHP_REAL_TESTS=OFF;
 # its binary hotplugs real CPUs in vm_real_tests' guest); build-o2 runs only
 # what the sanitizer tree cannot (guests, the 10 M-op soak, the module's
-# kernel matrix). Tests that need the fetch step's downloads are registered
-# only outside the sanitizer tree (if(NOT CPUHP_SANITIZE)): check runs
-# everything build-asan has, and fetches nothing.
+# kernel matrix, tools/abtest.sh end to end). Tests that need the fetch
+# step's downloads are registered only outside the sanitizer tree (if(NOT
+# CPUHP_SANITIZE)): check runs everything build-asan has, and fetches
+# nothing.
 ctest_select() {
   case "$1" in
   build-asan) echo "" ;;
-  build-o2) echo "-L ^(vm|scale|kmatrix)$" ;;
+  build-o2) echo "-L ^(vm|scale|kmatrix|ab)$" ;;
   build-fuzz) echo "" ;;
   build-tsan) echo "-L ^tsan$" ;;
   esac

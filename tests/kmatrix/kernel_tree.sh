@@ -9,7 +9,7 @@
 #   kernel_tree.sh build CELL [SRC]    builds kmod/ with W=1 against CELL; fails on any warning
 #   kernel_tree.sh debian SERIES ARCH  Debian's headers (+kbuild) root for SERIES 6.1|6.12
 #   kernel_tree.sh image SERIES ARCH   Debian's kernel image + busybox-static root (guests)
-#   kernel_tree.sh guest SERIES amd64  linux-source-SERIES built for the amd64 guest; prints its tree
+#   kernel_tree.sh guest SERIES amd64 [PATCH...]  linux-source-SERIES (+ patches) built for the amd64 guest; prints its tree
 #
 # Cells: deb6.1-ARCH and deb6.12-ARCH (Debian's own headers from bookworm's
 # index, ARCH amd64 arm64 ppc64el), src7.2-ARCH (linux-source-7.2 from sid,
@@ -259,21 +259,26 @@ src_tree() {
 }
 
 # --- guest kernels built from source -----------------------------------------
-# guest SERIES amd64: linux-source-SERIES built whole (bzImage and the tree
-# the module builds against, with its Module.symvers) from tinyconfig plus
-# tests/vm/src_guest.config, with gcc-12, once per machine; prints the tree
+# guest SERIES amd64 [PATCH...]: linux-source-SERIES, with the patches
+# applied in order (patch -p1; tools/abtest.sh's src:...+P.patch), built
+# whole (bzImage and the tree the module builds against, with its
+# Module.symvers) from tinyconfig plus tests/vm/src_guest.config, with
+# gcc-12, once per machine and patch set (their contents are in the cache
+# key); prints the tree
 # (its image: arch/x86/boot/bzImage). Every option of the fragment is checked
 # in the final .config. The objects are deleted after the build: what stays
 # is what an external module build reads. amd64 only: the other guests boot
 # Debian's own images.
 guest_kernel() {
-	local series=$1 key out tmp top start line missing=0 fragment=$here/../vm/src_guest.config
+	local series=$1 key out tmp top start line missing=0 fragment=$here/../vm/src_guest.config p
 	arch_vars "$2"
+	shift 2
+	for p in "$@"; do [ -r "$p" ] || die "guest $series: patch $p: cannot read it"; done
 	[ "$dpkg_arch" = amd64 ] ||
 		{ log "guest $series $dpkg_arch: kernels from source are built for amd64 guests only"; exit 2; }
 	src_fetch "$series"
-	key=$( (declare -f guest_kernel; cat "$fragment"; gcc-12 --version | head -1) | sha256sum | cut -c1-12)
-	out=$cache/guest-$src_ver-$dpkg_arch-$key
+	key=$( (declare -f guest_kernel; cat "$fragment"; gcc-12 --version | head -1; cat "$@") | sha256sum | cut -c1-12)
+	out=$cache/guest-$src_ver-$dpkg_arch$([ $# = 0 ] || echo "-$#p")-$key
 	[ -f "$out/arch/x86/boot/bzImage" ] && { echo "$out"; return; }
 	exec 8>"$cache/tmp/guest-$src_ver-$dpkg_arch.lock"
 	flock 8
@@ -296,6 +301,11 @@ guest_kernel() {
 	done
 	dpkg-deb --fsys-tarfile "$(deb_file "$src_pkg" "$src_ver")" |
 		tar -xO --wildcards "*/$src_pkg.tar.xz" | tar -xJ -C "$tmp" --wildcards "${ex[@]}"
+	for p in "$@"; do
+		patch -p1 -d "$tmp/$top" <"$p" >>"$tmp/patch.log" 2>&1 ||
+			{ cat "$tmp/patch.log" >&2; die "guest $series: $p does not apply to $src_pkg $src_ver (above)"; }
+		log "applied $p"
+	done
 	local mk=(-C "$tmp/$top" ARCH=x86 HOSTCC=gcc-12 CC=gcc-12 PAHOLE="$no_pahole" -j"$(nproc)")
 	make -s "${mk[@]}" tinyconfig >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; die "tinyconfig failed"; }
 	"$tmp/$top/scripts/kconfig/merge_config.sh" -m -O "$tmp/$top" "$tmp/$top/.config" "$fragment" >>"$tmp/build.log" 2>&1 ||
@@ -389,8 +399,8 @@ kdir) cell_kdir "${1:?kdir CELL}"; echo "$kdir ${mk_args[*]}" ;;
 build) cell_build "${1:?build CELL [SRC]}" "$(realpath "${2:-$here/../..}")" ;;
 debian) debian_root "${1:?debian SERIES ARCH}" "${2:?debian SERIES ARCH}" ;;
 image) image_root "${1:?image SERIES ARCH}" "${2:?image SERIES ARCH}" ;;
-guest) guest_kernel "${1:?guest SERIES amd64}" "${2:?guest SERIES amd64}" ;;
-*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH|guest SERIES amd64" >&2; exit 2 ;;
+guest) guest_kernel "${1:?guest SERIES amd64 [PATCH...]}" "${2:?guest SERIES amd64 [PATCH...]}" "${@:3}" ;;
+*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH|guest SERIES amd64 [PATCH...]" >&2; exit 2 ;;
 esac
 }
 # one line: bash has read the whole script before it runs (safe to edit meanwhile)
