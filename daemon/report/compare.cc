@@ -168,6 +168,8 @@ CompareRow MakeRow(const std::string& group, const std::string& label, const std
   return r;
 }
 
+}  // namespace
+
 // Array elements are matched by every identity field they carry: a kernel
 // state is one (direction, where, state, function), a named phase one
 // (name, direction, where); the same state name of the other direction or
@@ -185,6 +187,8 @@ std::string ElementKey(const json& e, size_t index) {
     }
   return key.empty() ? std::to_string(index) : key;
 }
+
+namespace {
 
 // Rows of a timing source are grouped per source ("timing_sources.kmod").
 std::string GroupOf(const std::string& path) {
@@ -402,35 +406,41 @@ bool LoadReport(const std::string& path, json* out, std::string* err) {
 }
 
 bool CheckComparable(const json& base, const json& cand, std::string* err) {
+  return CheckComparableNamed(base, cand, "baseline", "candidate", err);
+}
+
+bool CheckComparableNamed(const json& base, const json& cand, const std::string& base_name,
+                          const std::string& cand_name, std::string* err) {
+  const char* bn = base_name.c_str();
+  const char* cn = cand_name.c_str();
   std::string bs = Str(Get(base, "cpus"), "selected");
   std::string cs = Str(Get(cand, "cpus"), "selected");
   if (bs != cs) {
-    *err = "different CPU sets: baseline operated on CPUs " + (bs.empty() ? "?" : bs) +
-           ", candidate on " + (cs.empty() ? "?" : cs);
+    *err = "different CPU sets: " + base_name + " operated on CPUs " + (bs.empty() ? "?" : bs) +
+           ", " + cand_name + " on " + (cs.empty() ? "?" : cs);
     return false;
   }
   for (const char* key : {"backend", "pattern", "interval"}) {
     const std::string b = Str(Get(base, "config"), key, "?");
     const std::string c = Str(Get(cand, "config"), key, "?");
     if (b != c) {
-      *err =
-          Fmt("different %s: baseline ran %s, candidate %s (their latencies are not "
-              "comparable)",
-              key, b.c_str(), c.c_str());
+      *err = Fmt("different %s: %s ran %s, %s %s (their latencies are not comparable)", key, bn,
+                 b.c_str(), cn, c.c_str());
       return false;
     }
   }
   const bool bi = Get(base, "interim").is_boolean() && Get(base, "interim").get<bool>();
   const bool ci = Get(cand, "interim").is_boolean() && Get(cand, "interim").get<bool>();
   if (bi != ci) {
-    *err = std::string("the ") + (bi ? "baseline" : "candidate") +
+    *err = "the " + (bi ? base_name : cand_name) +
            " is an interim report (the run was still going), the other a final one";
     return false;
   }
   std::string bp = Str(Get(Get(base, "host"), "cpus"), "present_list");
   std::string cp = Str(Get(Get(cand, "host"), "cpus"), "present_list");
   if (!bp.empty() && !cp.empty() && bp != cp) {
-    *err = "different CPU sets: baseline machine has CPUs " + bp + " present, candidate " + cp;
+    *err = "different CPU sets: " + base_name + " machine has CPUs " + bp + " present, " +
+           cand_name + " " + cp;
     return false;
   }
   return true;

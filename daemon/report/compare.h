@@ -132,6 +132,16 @@ bool ParseReport(const std::string& text, const std::string& source, nlohmann::j
 // backends (sim against real), patterns or intervals, or an interim report
 // against a final one. *err: one line naming both values.
 bool CheckComparable(const nlohmann::json& base, const nlohmann::json& cand, std::string* err);
+// The same, naming the two reports base_name and cand_name instead of
+// "baseline" and "candidate" (merge names the two files).
+bool CheckComparableNamed(const nlohmann::json& base, const nlohmann::json& cand,
+                          const std::string& base_name, const std::string& cand_name,
+                          std::string* err);
+
+// The key compare (and merge) match an array element by: all its identity
+// fields ("direction=offline,state=...,function=...,where=..."), else its
+// index.
+std::string ElementKey(const nlohmann::json& e, size_t index);
 
 // Refuses a report whose latency summaries (count, min, p50, p99, max) are
 // not those of the histogram beside them: compare shows the summaries and
