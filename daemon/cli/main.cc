@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "report/compare.h"
+#include "report/merge.h"
 #include "report/report_formats.h"
 #include "run/progress.h"
 #include "soak/soak.h"
@@ -162,6 +163,22 @@ int main(int argc, char** argv) {
   std::string cmp_output;
   compare->add_option("-o,--output", cmp_output, "Write here (atomically) instead of stdout");
 
+  // merge
+  CLI::App* merge = app.add_subcommand(
+      "merge", "Pool the reports of several boots of one kernel (same setup) into one report");
+  std::vector<std::string> merge_inputs;
+  std::string merge_output;
+  merge->add_option("reports", merge_inputs, "Reports (JSON), one per boot")->required();
+  merge
+      ->add_option("-o,--output", merge_output,
+                   "Pooled report (JSON), written atomically; - for stdout")
+      ->required();
+  merge->footer(
+      "Histograms are summed and their summaries recomputed; counters summed; each pooled "
+      "summary keeps \"per_boot\" values and the report \"pooled\": {reports, boots}. Refused: "
+      "reports of another kernel release, CPU set, backend, pattern or schema version. Exit "
+      "status: 0 written, 1 the write failed, 2 bad input.");
+
   // report
   CLI::App* report_cmd =
       app.add_subcommand("report", "Render a report: text, markdown, junit, kcidb, lava, html");
@@ -183,10 +200,10 @@ int main(int argc, char** argv) {
   // CLI11 would only say "A subcommand is required": name the word at fault.
   const std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "run" && first != "restore" &&
-      first != "list" && first != "compare" && first != "report") {
+      first != "list" && first != "compare" && first != "merge" && first != "report") {
     std::fprintf(stderr,
                  "cpuhp-stress: error: unknown command '%s' (commands: run, restore, list, "
-                 "compare, report)\n",
+                 "compare, merge, report)\n",
                  argv[1]);
     return cpuhp::kExitBadInput;
   }
@@ -201,6 +218,9 @@ int main(int argc, char** argv) {
 
   if (*list)
     return cpuhp::ListCommand(list_root, stdout);
+
+  if (*merge)
+    return cpuhp::MergeCommand(merge_inputs, merge_output, stdout);
 
   if (*compare || *report_cmd) {
     cpuhp::CompareOptions copts;

@@ -74,25 +74,14 @@ bool CheckBuckets(const json& j, std::vector<std::string>* path, const std::stri
 
 // Sections with a meaning compare knows (or that describe the run, not its
 // latency); every other top-level section is walked generically.
-const std::set<std::string> kCoreSections = {"schema_version",
-                                             "tool",
-                                             "interim",
-                                             "host",
-                                             "config",
-                                             "seed",
-                                             "cpus",
-                                             "run",
-                                             "totals",
-                                             "directions",
-                                             "per_cpu",
-                                             "per_online_count",
-                                             "errors",
-                                             "first_errors",
-                                             "first_errors_dropped",
-                                             "restore",
-                                             "process",
-                                             "timeline",
-                                             "soak"};
+const std::set<std::string> kCoreSections = {
+    "schema_version", "tool",         "interim",
+    "host",           "config",       "seed",
+    "cpus",           "run",          "totals",
+    "directions",     "per_cpu",      "per_online_count",
+    "errors",         "first_errors", "first_errors_dropped",
+    "restore",        "process",      "timeline",
+    "soak",           "pooled"};
 
 bool HistogramOf(const json& summary, Histogram* h) {
   auto it = summary.find("histogram");
