@@ -203,6 +203,57 @@ class FirstContact(unittest.TestCase):
         self.assertRegex(md, r"\| 2 \| 100 / 100 \| ")
         self.assertIn(f"`{release}` (SIMULATED)", md)
 
+    def boots(self, seeds, *args):
+        paths = []
+        for seed in seeds:
+            name = f"boot{seed}.json"
+            p = run("run", "--backend", "sim", "--progress", "never", "--seed", str(seed),
+                    "--config", self.sweep_config(), "--report", self.path(name), *args)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            paths.append(self.path(name))
+        return paths
+
+    def test_06_merge_and_compare_several_boots(self):
+        # Issue 14: boots of one kernel pooled by merge, or per side by compare.
+        a1, a2, b1, b2 = self.boots((1, 2, 3, 4))
+        p = run("merge", "-o", self.path("a.json"), a1, a2)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        pooled = self.load("a.json")
+        self.assertEqual(pooled["pooled"], {"reports": [a1, a2], "boots": 2})
+        ops = sum(self.load(os.path.basename(b))["totals"]["ops"] for b in (a1, a2))
+        self.assertEqual(pooled["totals"]["ops"], ops)
+        self.assertEqual(len(pooled["directions"]["offline"]["per_boot"]), 2)
+        p = run("compare", "--base", a1, "--base", a2, "--cand", b1, "--cand", b2,
+                "--format", "json")
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        res = json.loads(p.stdout)
+        self.assertEqual((res["baseline_boots"], res["candidate_boots"]), (2, 2))
+        self.assertEqual(res["boots_disagree_rows"],
+                         sum(1 for r in res["rows"] if r["boots_disagree"]))
+        self.assertIn("base_range_ns", res["rows"][0]["p50"]["boots"])
+        # A pooled report is read as its boots; the text still fits a mail.
+        p = run("compare", self.path("a.json"), b1)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        self.assertIn("in 2 boots", p.stdout)
+        for line in p.stdout.splitlines():
+            self.assertLessEqual(len(line), 80, line)
+        # Refused in one line, exit 2: both forms at once, a side missing,
+        # merge without -o, a boot of another CPU set.
+        for args, needle in ((["compare", a1, "--cand", b1], "not both"),
+                             (["compare", "--base", a1], "--cand"),
+                             (["merge", a1, a2], "--output"),):
+            with self.subTest(args=args):
+                p = run(*args)
+                self.assertEqual(p.returncode, 2, p.stdout)
+                self.assertIn(needle, p.stderr)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        (other,) = self.boots((5,), "--cpus", "1-3")
+        p = run("merge", "-o", self.path("x.json"), a1, other)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr.strip(), f"cpuhp-stress: merge: different CPU sets: {a1} "
+                         f"operated on CPUs {pooled['cpus']['selected']}, {other} on 1-3")
+        self.assertFalse(os.path.exists(self.path("x.json")))
+
     # ---- 7, 8: the summary quotes what the seeds quote, and a model says so ----
 
     def test_07_summary_has_what_the_seeds_quote(self):

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "report/compare.h"
+#include "report/merge.h"
 #include "report/report_formats.h"
 #include "run/progress.h"
 #include "soak/soak.h"
@@ -152,15 +153,43 @@ int main(int argc, char** argv) {
   CLI::App* compare =
       app.add_subcommand("compare", "Compare a candidate report with a baseline: exit 1 if slower");
   std::string cmp_base, cmp_cand, cmp_format = "text";
-  std::vector<std::string> cmp_thresholds;
-  compare->add_option("baseline", cmp_base, "Baseline report (JSON)")->required();
-  compare->add_option("candidate", cmp_cand, "Candidate report (JSON)")->required();
+  std::vector<std::string> cmp_thresholds, cmp_bases, cmp_cands;
+  compare->add_option("baseline", cmp_base, "Baseline report (JSON)");
+  compare->add_option("candidate", cmp_cand, "Candidate report (JSON)");
+  compare->add_option("--base", cmp_bases,
+                      "Baseline report, one per boot of the baseline kernel; repeatable "
+                      "(instead of the two positional reports)");
+  compare->add_option("--cand", cmp_cands,
+                      "Candidate report, one per boot of the candidate kernel; repeatable");
+  compare->footer(
+      "Usage: compare BASE.json CAND.json, or compare --base A1.json --base A2.json ... --cand "
+      "B1.json --cand B2.json ... (several boots per kernel: each side is pooled as merge does; a "
+      "pooled report from merge counts as its boots). With two or more boots on a side, an "
+      "improved or regressed verdict stands only if every candidate boot is better (worse) than "
+      "every baseline boot; otherwise no change, \"boots disagree\". Exit status: 0 nothing "
+      "regressed, 1 something did, 2 bad input.");
   compare->add_option("-t,--threshold", cmp_thresholds,
                       "Change to call: 5% (default), or METRIC=20% (p99, offline.p50, "
                       "offline.p50@online=8); repeatable");
   compare->add_option("-f,--format", cmp_format, "text | markdown | json");
   std::string cmp_output;
   compare->add_option("-o,--output", cmp_output, "Write here (atomically) instead of stdout");
+
+  // merge
+  CLI::App* merge = app.add_subcommand(
+      "merge", "Pool the reports of several boots of one kernel (same setup) into one report");
+  std::vector<std::string> merge_inputs;
+  std::string merge_output;
+  merge->add_option("reports", merge_inputs, "Reports (JSON), one per boot")->required();
+  merge
+      ->add_option("-o,--output", merge_output,
+                   "Pooled report (JSON), written atomically; - for stdout")
+      ->required();
+  merge->footer(
+      "Histograms are summed and their summaries recomputed; counters summed; each pooled "
+      "summary keeps \"per_boot\" values and the report \"pooled\": {reports, boots}. Refused: "
+      "reports of another kernel release, CPU set, backend, pattern or schema version. Exit "
+      "status: 0 written, 1 the write failed, 2 bad input.");
 
   // report
   CLI::App* report_cmd =
@@ -183,10 +212,10 @@ int main(int argc, char** argv) {
   // CLI11 would only say "A subcommand is required": name the word at fault.
   const std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "run" && first != "restore" &&
-      first != "list" && first != "compare" && first != "report") {
+      first != "list" && first != "compare" && first != "merge" && first != "report") {
     std::fprintf(stderr,
                  "cpuhp-stress: error: unknown command '%s' (commands: run, restore, list, "
-                 "compare, report)\n",
+                 "compare, merge, report)\n",
                  argv[1]);
     return cpuhp::kExitBadInput;
   }
@@ -202,6 +231,9 @@ int main(int argc, char** argv) {
   if (*list)
     return cpuhp::ListCommand(list_root, stdout);
 
+  if (*merge)
+    return cpuhp::MergeCommand(merge_inputs, merge_output, stdout);
+
   if (*compare || *report_cmd) {
     cpuhp::CompareOptions copts;
     std::string err;
@@ -210,8 +242,20 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "cpuhp-stress: error: %s\n", err.c_str());
         return cpuhp::kExitBadInput;
       }
-    if (*compare)
-      return cpuhp::CompareCommand(cmp_base, cmp_cand, copts, cmp_format, stdout, cmp_output);
+    if (*compare) {
+      const bool positional = !cmp_base.empty() || !cmp_cand.empty();
+      const bool sides = !cmp_bases.empty() || !cmp_cands.empty();
+      if (positional && !sides && !cmp_cand.empty())
+        return cpuhp::CompareCommand(cmp_base, cmp_cand, copts, cmp_format, stdout, cmp_output);
+      if (positional || cmp_bases.empty() || cmp_cands.empty()) {
+        std::fprintf(stderr, "cpuhp-stress: error: compare: %s (see --help)\n",
+                     positional && sides
+                         ? "give BASE.json CAND.json or --base/--cand reports, not both"
+                         : "expected BASE.json CAND.json, or --base A.json ... --cand B.json ...");
+        return cpuhp::kExitBadInput;
+      }
+      return cpuhp::CompareCommand(cmp_bases, cmp_cands, copts, cmp_format, stdout, cmp_output);
+    }
     cpuhp::ReportOptions ropts;
     ropts.compare = copts;
     if (!rep_origin.empty())

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "report/merge.h"
 #include "report/report.h"
 #include "stats/histogram.h"
 #include "stats/quantile_ci.h"
@@ -74,25 +75,14 @@ bool CheckBuckets(const json& j, std::vector<std::string>* path, const std::stri
 
 // Sections with a meaning compare knows (or that describe the run, not its
 // latency); every other top-level section is walked generically.
-const std::set<std::string> kCoreSections = {"schema_version",
-                                             "tool",
-                                             "interim",
-                                             "host",
-                                             "config",
-                                             "seed",
-                                             "cpus",
-                                             "run",
-                                             "totals",
-                                             "directions",
-                                             "per_cpu",
-                                             "per_online_count",
-                                             "errors",
-                                             "first_errors",
-                                             "first_errors_dropped",
-                                             "restore",
-                                             "process",
-                                             "timeline",
-                                             "soak"};
+const std::set<std::string> kCoreSections = {
+    "schema_version", "tool",         "interim",
+    "host",           "config",       "seed",
+    "cpus",           "run",          "totals",
+    "directions",     "per_cpu",      "per_online_count",
+    "errors",         "first_errors", "first_errors_dropped",
+    "restore",        "process",      "timeline",
+    "soak",           "pooled"};
 
 bool HistogramOf(const json& summary, Histogram* h) {
   auto it = summary.find("histogram");
@@ -152,6 +142,43 @@ uint64_t Seed(const CompareOptions& o, const std::string& name) {
   return o.seed ^ std::hash<std::string>{}(name);
 }
 
+// One side's per-boot values of `key` ("p50_ns"): its "per_boot" entries
+// with operations, or the summary's own value when it has none.
+std::vector<double> BootValues(const json& summary, const char* key) {
+  std::vector<double> out;
+  const json& per_boot = Get(summary, "per_boot");
+  if (!per_boot.is_array()) {
+    if (U64(summary, "count") > 0)
+      out.push_back(static_cast<double>(U64(summary, key)));
+    return out;
+  }
+  for (const json& boot : per_boot)
+    if (boot.is_object() && U64(boot, "count") > 0)
+      out.push_back(static_cast<double>(U64(boot, key)));
+  return out;
+}
+
+// The across-boot rule (compare.h): a change the pooled interval calls must
+// show in every boot, the ranges of the two sides apart in its direction.
+void ApplyBootRule(const json& b, const json& c, Metric* m) {
+  const std::string key = m->stat + "_ns";
+  std::vector<double> bv = BootValues(b, key.c_str());
+  std::vector<double> cv = BootValues(c, key.c_str());
+  m->pooled_verdict = m->verdict;
+  if (bv.empty() || cv.empty() || (bv.size() < 2 && cv.size() < 2))
+    return;
+  const auto [blo, bhi] = std::minmax_element(bv.begin(), bv.end());
+  const auto [clo, chi] = std::minmax_element(cv.begin(), cv.end());
+  const bool disagree = (m->verdict == Verdict::kImproved && !(*chi < *blo)) ||
+                        (m->verdict == Verdict::kRegressed && !(*clo > *bhi));
+  if (disagree) {
+    m->verdict = Verdict::kNoChange;
+    m->boots_disagree = true;
+  }
+  m->base_boots_ns = std::move(bv);
+  m->cand_boots_ns = std::move(cv);
+}
+
 CompareRow MakeRow(const std::string& group, const std::string& label, const std::string& name,
                    const std::string& dir, const json& b, const json& c, const CompareOptions& o) {
   CompareRow r;
@@ -165,8 +192,12 @@ CompareRow MakeRow(const std::string& group, const std::string& label, const std
   bool have = HistogramOf(b, &hb) && HistogramOf(c, &hc);
   r.p50 = MakeMetric(name, dir, "p50", 0.50, b, c, have, hb, hc, o, Seed(o, name + "p50"));
   r.p99 = MakeMetric(name, dir, "p99", 0.99, b, c, have, hb, hc, o, Seed(o, name + "p99"));
+  ApplyBootRule(b, c, &r.p50);
+  ApplyBootRule(b, c, &r.p99);
   return r;
 }
+
+}  // namespace
 
 // Array elements are matched by every identity field they carry: a kernel
 // state is one (direction, where, state, function), a named phase one
@@ -185,6 +216,8 @@ std::string ElementKey(const json& e, size_t index) {
     }
   return key.empty() ? std::to_string(index) : key;
 }
+
+namespace {
 
 // Rows of a timing source are grouped per source ("timing_sources.kmod").
 std::string GroupOf(const std::string& path) {
@@ -345,6 +378,20 @@ bool Comparison::regressed() const {
   return regressions() > 0;
 }
 
+int Comparison::boots_disagree() const {
+  int n = 0;
+  for (const CompareRow& r : rows)
+    n += r.boots_disagree();
+  return n;
+}
+
+bool Comparison::has_boots() const {
+  for (const CompareRow& r : rows)
+    if (r.p50.has_boots() || r.p99.has_boots())
+      return true;
+  return false;
+}
+
 bool ParseReport(const std::string& text, const std::string& source, json* out, std::string* err,
                  const ReportLimits& limits) {
   json j;
@@ -402,35 +449,41 @@ bool LoadReport(const std::string& path, json* out, std::string* err) {
 }
 
 bool CheckComparable(const json& base, const json& cand, std::string* err) {
+  return CheckComparableNamed(base, cand, "baseline", "candidate", err);
+}
+
+bool CheckComparableNamed(const json& base, const json& cand, const std::string& base_name,
+                          const std::string& cand_name, std::string* err) {
+  const char* bn = base_name.c_str();
+  const char* cn = cand_name.c_str();
   std::string bs = Str(Get(base, "cpus"), "selected");
   std::string cs = Str(Get(cand, "cpus"), "selected");
   if (bs != cs) {
-    *err = "different CPU sets: baseline operated on CPUs " + (bs.empty() ? "?" : bs) +
-           ", candidate on " + (cs.empty() ? "?" : cs);
+    *err = "different CPU sets: " + base_name + " operated on CPUs " + (bs.empty() ? "?" : bs) +
+           ", " + cand_name + " on " + (cs.empty() ? "?" : cs);
     return false;
   }
   for (const char* key : {"backend", "pattern", "interval"}) {
     const std::string b = Str(Get(base, "config"), key, "?");
     const std::string c = Str(Get(cand, "config"), key, "?");
     if (b != c) {
-      *err =
-          Fmt("different %s: baseline ran %s, candidate %s (their latencies are not "
-              "comparable)",
-              key, b.c_str(), c.c_str());
+      *err = Fmt("different %s: %s ran %s, %s %s (their latencies are not comparable)", key, bn,
+                 b.c_str(), cn, c.c_str());
       return false;
     }
   }
   const bool bi = Get(base, "interim").is_boolean() && Get(base, "interim").get<bool>();
   const bool ci = Get(cand, "interim").is_boolean() && Get(cand, "interim").get<bool>();
   if (bi != ci) {
-    *err = std::string("the ") + (bi ? "baseline" : "candidate") +
+    *err = "the " + (bi ? base_name : cand_name) +
            " is an interim report (the run was still going), the other a final one";
     return false;
   }
   std::string bp = Str(Get(Get(base, "host"), "cpus"), "present_list");
   std::string cp = Str(Get(Get(cand, "host"), "cpus"), "present_list");
   if (!bp.empty() && !cp.empty() && bp != cp) {
-    *err = "different CPU sets: baseline machine has CPUs " + bp + " present, candidate " + cp;
+    *err = "different CPU sets: " + base_name + " machine has CPUs " + bp + " present, " +
+           cand_name + " " + cp;
     return false;
   }
   return true;
@@ -443,6 +496,7 @@ Comparison::Side SideOf(const json& r) {
   s.kernel_release = Str(Get(r, "host"), "kernel_release");
   s.ops = U64(Get(r, "totals"), "ops");
   s.simulated = Str(Get(r, "run"), "clock") == "simulated";
+  s.boots = std::max<uint64_t>(1, U64(Get(r, "pooled"), "boots"));
   return s;
 }
 
@@ -630,6 +684,11 @@ Comparison Compare(const json& base, const json& cand, const CompareOptions& opt
             "operations a side (a bootstrap of the 99th percentile needs 10 "
             "samples above it)",
             p99_short));
+  if (const int n = out.boots_disagree(); n > 0)
+    out.notes.push_back(
+        Fmt("boots disagree in %d rows: the pooled interval called a change that not every "
+            "boot shows (the per-boot ranges overlap), so the verdict there is no change",
+            n));
   std::string bclock = Str(Get(base, "run"), "clock");
   std::string cclock = Str(Get(cand, "run"), "clock");
   if (bclock != cclock)
@@ -642,9 +701,28 @@ namespace {
 // One side of the comparison as a reader of the list wants it: which kernel,
 // how many operations, which file.
 std::string SideLine(const char* role, const std::string& path, const Comparison::Side& side) {
-  return Fmt("%-9s %s, %" PRIu64 " ops%s%s", role,
+  return Fmt("%-9s %s, %" PRIu64 " ops%s%s%s", role,
              side.kernel_release.empty() ? "kernel ?" : side.kernel_release.c_str(), side.ops,
+             side.boots > 1 ? Fmt(" in %" PRIu64 " boots", side.boots).c_str() : "",
              side.simulated ? ", SIMULATED" : "", path.empty() ? "" : (" (" + path + ")").c_str());
+}
+
+// "1.234..1.456" ms: the spread of one side's boots.
+std::string BootRange(const std::vector<double>& v) {
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return Fmt("%.3f..%.3f", *lo / 1e6, *hi / 1e6);
+}
+
+// The per-boot spread under a metric's line: "boots (ms): baseline
+// 1.100..1.200, candidate 1.000..1.300 (3 + 3); boots disagree, pooled
+// improved".
+std::string BootsText(const Metric& m) {
+  std::string text = "    boots (ms): baseline " + BootRange(m.base_boots_ns) + ", candidate " +
+                     BootRange(m.cand_boots_ns) +
+                     Fmt(" (%zu + %zu)", m.base_boots_ns.size(), m.cand_boots_ns.size());
+  if (m.boots_disagree)
+    text += std::string("; boots disagree, pooled ") + VerdictName(m.pooled_verdict);
+  return text;
 }
 
 // Why a cell has no interval (a footnote), or "" when it has one.
@@ -680,12 +758,14 @@ std::string MetricVerdict(const Metric& m) {
   return m.verdict == Verdict::kNotApplicable ? "n/a" : VerdictName(m.verdict);
 }
 
-// Wraps `text` at 78 columns, continuation lines indented by `indent`.
+// Wraps `text` at 78 columns, its leading spaces kept, continuation lines
+// indented by `indent`.
 std::string Wrap(const std::string& text, size_t indent) {
   if (text.size() <= 78)
     return text + "\n";  // as formatted, columns kept
-  std::string out, line;
-  size_t from = 0;
+  std::string out;
+  size_t from = std::min(text.find_first_not_of(' '), text.size());
+  std::string line = text.substr(0, from);
   while (from < text.size()) {
     size_t sp = text.find(' ', from);
     std::string word = text.substr(from, sp == std::string::npos ? std::string::npos : sp - from);
@@ -729,6 +809,8 @@ std::string CompareText(const Comparison& c) {
             r.label.size() > 13 ? "..." + r.label.substr(r.label.size() - 10) : r.label;
         out += Fmt("  %-13s %9s %9s  %-25s %s\n", label.c_str(), Ms(m.base_ns).c_str(),
                    Ms(m.cand_ns).c_str(), ratio.c_str(), MetricVerdict(m).c_str());
+        if (m.has_boots())
+          out += Wrap(BootsText(m), 6);
       }
     }
   }
@@ -740,8 +822,9 @@ std::string CompareText(const Comparison& c) {
                VerdictName(k.verdict));
   for (const std::string& n : c.notes)
     out += Wrap("note: " + n, 6);
-  out += Fmt("\nverdict: %s (%d regressed, %d improved)\n",
+  out += Fmt("\nverdict: %s (%d regressed, %d improved",
              c.regressed() ? "REGRESSED" : "nothing regressed", c.regressions(), c.improvements());
+  out += c.has_boots() ? Fmt(", boots disagree in %d rows)\n", c.boots_disagree()) : ")\n";
   return out;
 }
 
@@ -757,13 +840,16 @@ std::string CompareMarkdown(const Comparison& c) {
   out += "\nThreshold " + Pct(c.options.threshold) +
          Fmt("; ratio = candidate/baseline with its %g %% interval (bootstrap).\n",
              c.options.confidence * 100);
+  const bool boots = c.has_boots();
+  if (boots)
+    out += "Boots: each side's per-boot values (min..max); a change must show in every boot.\n";
   Footnotes notes;
   for (const std::string& g : Groups(c)) {
     for (const char* stat : {"p50", "p99"}) {
       out += "\n### " + g + ", " + stat + " (ms)\n\n";
-      out += "| " + FirstColumn(g) +
-             " | ops | baseline | candidate | ratio [95 % CI] | verdict |\n"
-             "|---:|---:|---:|---:|:---|:---|\n";
+      out += "| " + FirstColumn(g) + " | ops | baseline | candidate | ratio [95 % CI] | " +
+             (boots ? "boots (ms) | " : "") + "verdict |\n|---:|---:|---:|---:|:---|" +
+             (boots ? ":---|" : "") + ":---|\n";
       for (const CompareRow& r : c.rows) {
         if (r.group != g)
           continue;
@@ -772,7 +858,12 @@ std::string CompareMarkdown(const Comparison& c) {
         out += "| " + r.label + " | " + std::to_string(r.base_count) + " / " +
                std::to_string(r.cand_count) + " | " + Ms(m.base_ns) + " | " + Ms(m.cand_ns) +
                " | " + RatioText(m) + (m.has_ci ? " " + CiText(m) : "") +
-               (mark.empty() ? "" : " " + mark) + " | " + MetricVerdict(m) + " |\n";
+               (mark.empty() ? "" : " " + mark) + " | " +
+               (!boots ? ""
+                : m.has_boots()
+                    ? BootRange(m.base_boots_ns) + " / " + BootRange(m.cand_boots_ns) + " | "
+                    : "- | ") +
+               MetricVerdict(m) + (m.boots_disagree ? " (boots disagree)" : "") + " |\n";
       }
     }
   }
@@ -786,8 +877,9 @@ std::string CompareMarkdown(const Comparison& c) {
         "| " + k.name + " | " + k.base + " | " + k.cand + " | " + VerdictName(k.verdict) + " |\n";
   for (const std::string& n : c.notes)
     out += "\n_note: " + n + "_\n";
-  out += Fmt("\n**verdict: %s** (%d regressed, %d improved)\n",
+  out += Fmt("\n**verdict: %s** (%d regressed, %d improved",
              c.regressed() ? "REGRESSED" : "nothing regressed", c.regressions(), c.improvements());
+  out += boots ? Fmt(", boots disagree in %d rows)\n", c.boots_disagree()) : ")\n";
   return out;
 }
 
@@ -797,10 +889,21 @@ json CompareJson(const Comparison& c) {
               {"ratio", m.ratio}, {"threshold", m.threshold}, {"verdict", VerdictName(m.verdict)}};
     if (m.has_ci)
       j["ci"] = {m.ci_lo, m.ci_hi};
+    if (m.has_boots()) {
+      const auto [blo, bhi] = std::minmax_element(m.base_boots_ns.begin(), m.base_boots_ns.end());
+      const auto [clo, chi] = std::minmax_element(m.cand_boots_ns.begin(), m.cand_boots_ns.end());
+      j["boots"] = {{"base_ns", m.base_boots_ns},
+                    {"cand_ns", m.cand_boots_ns},
+                    {"base_range_ns", {*blo, *bhi}},
+                    {"cand_range_ns", {*clo, *chi}},
+                    {"pooled_verdict", VerdictName(m.pooled_verdict)}};
+      j["boots_disagree"] = m.boots_disagree;
+    }
     return j;
   };
+  const bool boots = c.has_boots();
   json rows = json::array();
-  for (const CompareRow& r : c.rows)
+  for (const CompareRow& r : c.rows) {
     rows.push_back({{"group", r.group},
                     {"label", r.label},
                     {"base_count", r.base_count},
@@ -809,21 +912,30 @@ json CompareJson(const Comparison& c) {
                     {"cand_max_ns", r.cand_max_ns},
                     {"p50", metric(r.p50)},
                     {"p99", metric(r.p99)}});
+    if (boots)
+      rows.back()["boots_disagree"] = r.boots_disagree();
+  }
   json checks = json::array();
   for (const CompareCheck& k : c.checks)
     checks.push_back({{"name", k.name},
                       {"base", k.base},
                       {"cand", k.cand},
                       {"verdict", VerdictName(k.verdict)}});
-  return {{"baseline", c.base_path},
-          {"candidate", c.cand_path},
-          {"threshold", c.options.threshold},
-          {"confidence", c.options.confidence},
-          {"rows", rows},
-          {"checks", checks},
-          {"notes", c.notes},
-          {"regressions", c.regressions()},
-          {"improvements", c.improvements()}};
+  json out = {{"baseline", c.base_path},
+              {"candidate", c.cand_path},
+              {"threshold", c.options.threshold},
+              {"confidence", c.options.confidence},
+              {"rows", rows},
+              {"checks", checks},
+              {"notes", c.notes},
+              {"regressions", c.regressions()},
+              {"improvements", c.improvements()}};
+  if (boots) {
+    out["baseline_boots"] = c.base.boots;
+    out["candidate_boots"] = c.cand.boots;
+    out["boots_disagree_rows"] = c.boots_disagree();
+  }
+  return out;
 }
 
 namespace {
@@ -925,18 +1037,34 @@ bool CheckThresholdsUsed(const Comparison& c, std::string* err) {
 int CompareCommand(const std::string& base_path, const std::string& cand_path,
                    const CompareOptions& opts, const std::string& format, std::FILE* out,
                    const std::string& output) {
+  return CompareCommand(std::vector<std::string>{base_path}, std::vector<std::string>{cand_path},
+                        opts, format, out, output);
+}
+
+int CompareCommand(const std::vector<std::string>& base_paths,
+                   const std::vector<std::string>& cand_paths, const CompareOptions& opts,
+                   const std::string& format, std::FILE* out, const std::string& output) {
   json base, cand;
   std::string err;
   if (!output.empty() && output != "-" && !CheckOutputPath(output, &err)) {
     std::fprintf(stderr, "cpuhp-stress: compare: -o %s\n", err.c_str());
     return kExitBadInput;
   }
-  if (!LoadReport(base_path, &base, &err) || !LoadReport(cand_path, &cand, &err) ||
-      !CheckConsistent(base, base_path, &err) || !CheckConsistent(cand, cand_path, &err) ||
+  // One report per side is read as it is (LoadAndPool's single case), so the
+  // two-file form behaves as it always did.
+  if (!LoadAndPool(base_paths, &base, &err) || !LoadAndPool(cand_paths, &cand, &err) ||
       !CheckComparable(base, cand, &err)) {
     std::fprintf(stderr, "cpuhp-stress: compare: %s\n", err.c_str());
     return kExitBadInput;
   }
+  auto joined = [](const std::vector<std::string>& paths) {
+    std::string s;
+    for (const std::string& p : paths)
+      s += (s.empty() ? "" : ", ") + p;
+    return s;
+  };
+  const std::string base_path = joined(base_paths);
+  const std::string cand_path = joined(cand_paths);
   if (format != "text" && format != "markdown" && format != "json") {
     std::fprintf(stderr, "cpuhp-stress: compare: --format '%s': expected text, markdown or json\n",
                  format.c_str());

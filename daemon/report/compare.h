@@ -18,6 +18,12 @@
 //                         function and where); rows of timing_sources are
 //                         grouped per source, and a source ok in one report
 //                         only is named in a note.
+// Several boots per side (A/B verification of a kernel patch): each side is
+// pooled first (report/merge.h); its summaries then carry "per_boot". When a
+// side holds two or more boots, a metric's improved or regressed verdict
+// stands only if every boot agrees: every candidate boot's value below every
+// baseline boot's (improved), or above (regressed). Otherwise it is no change
+// and the metric says "boots disagree". One boot per side: no such rule.
 // A metric regresses when the whole confidence interval of its ratio
 // (candidate / baseline) lies above 1 + threshold, improves when it lies
 // below 1 - threshold; otherwise no change. A metric without CI (no buckets)
@@ -60,6 +66,17 @@ struct Metric {
   double ci_hi = 0;
   double threshold = 0;
   Verdict verdict = Verdict::kNotApplicable;
+  // Each side's per-boot values of this statistic (from "per_boot", or the
+  // report's own value for an unpooled one; boots without operations left
+  // out). Filled only when a side holds two or more boots.
+  std::vector<double> base_boots_ns;
+  std::vector<double> cand_boots_ns;
+  bool has_boots() const { return !base_boots_ns.empty() && !cand_boots_ns.empty(); }
+  // The pooled interval's verdict before the across-boot rule; when the boot
+  // ranges overlap in the direction of the change, verdict is kNoChange and
+  // boots_disagree is set.
+  Verdict pooled_verdict = Verdict::kNotApplicable;
+  bool boots_disagree = false;
 };
 
 struct CompareRow {
@@ -72,6 +89,7 @@ struct CompareRow {
   uint64_t base_max_ns = 0;
   uint64_t cand_max_ns = 0;
   Verdict verdict() const;  // regressed if either metric is, else improved if either is
+  bool boots_disagree() const { return p50.boots_disagree || p99.boots_disagree; }
 };
 
 struct CompareCheck {
@@ -88,6 +106,7 @@ struct Comparison {
     std::string kernel_release;
     uint64_t ops = 0;
     bool simulated = false;
+    uint64_t boots = 1;  // a pooled report's "pooled.boots"
   };
   std::string base_path;
   std::string cand_path;
@@ -100,6 +119,10 @@ struct Comparison {
   bool regressed() const;
   int regressions() const;
   int improvements() const;
+  // Rows with a metric whose verdict the boots did not all bear out.
+  int boots_disagree() const;
+  // Whether any metric has per-boot values (a side with two or more boots).
+  bool has_boots() const;
 };
 
 // Reads and sanity-checks one report (at most kMaxReportBytes; JSON read as
@@ -132,6 +155,16 @@ bool ParseReport(const std::string& text, const std::string& source, nlohmann::j
 // backends (sim against real), patterns or intervals, or an interim report
 // against a final one. *err: one line naming both values.
 bool CheckComparable(const nlohmann::json& base, const nlohmann::json& cand, std::string* err);
+// The same, naming the two reports base_name and cand_name instead of
+// "baseline" and "candidate" (merge names the two files).
+bool CheckComparableNamed(const nlohmann::json& base, const nlohmann::json& cand,
+                          const std::string& base_name, const std::string& cand_name,
+                          std::string* err);
+
+// The key compare (and merge) match an array element by: all its identity
+// fields ("direction=offline,state=...,function=...,where=..."), else its
+// index.
+std::string ElementKey(const nlohmann::json& e, size_t index);
 
 // Refuses a report whose latency summaries (count, min, p50, p99, max) are
 // not those of the histogram beside them: compare shows the summaries and
@@ -165,5 +198,10 @@ bool CheckThresholdsUsed(const Comparison& c, std::string* err);
 int CompareCommand(const std::string& base_path, const std::string& cand_path,
                    const CompareOptions& opts, const std::string& format, std::FILE* out,
                    const std::string& output = "");
+// Several reports per side (boots of one kernel): each side is pooled as
+// `merge` does (one report is read as it is) and the pools are compared.
+int CompareCommand(const std::vector<std::string>& base_paths,
+                   const std::vector<std::string>& cand_paths, const CompareOptions& opts,
+                   const std::string& format, std::FILE* out, const std::string& output = "");
 
 }  // namespace cpuhp

@@ -4,19 +4,23 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "report/merge.h"
 #include "testing/synthetic_report.h"
 #include "util/json_file.h"
+#include "util/report_json.h"
 
 namespace cpuhp {
 namespace {
 
 using nlohmann::json;
+using report_json::Fmt;
 
 const CompareRow* FindRow(const Comparison& c, const std::string& group, const std::string& label) {
   for (const CompareRow& r : c.rows)
@@ -499,6 +503,151 @@ TEST(CompareTest, TextFitsEightyColumnsWithKernelsAndFootnotes) {
   // The p99 cells say why they have no interval.
   EXPECT_NE(text.find("[1] no interval: p99 needs 1000 operations per side"), std::string::npos)
       << text;
+}
+
+// Several boots per side (issue 14): each side pooled (report/merge.h), and
+// an improved or regressed verdict held to every boot.
+json Pool(const std::vector<SyntheticSpec>& boots) {
+  std::vector<json> reports;
+  std::vector<std::string> paths;
+  for (const SyntheticSpec& s : boots) {
+    reports.push_back(SyntheticReport(s));
+    paths.push_back("boot" + std::to_string(paths.size() + 1) + ".json");
+  }
+  json out;
+  std::string err;
+  EXPECT_TRUE(MergeReports(paths, reports, &out, &err)) << err;
+  return out;
+}
+
+// One boot per online-latency scale, seeds from `seed` on.
+std::vector<SyntheticSpec> Boots(std::initializer_list<double> online_scales, uint64_t seed) {
+  std::vector<SyntheticSpec> out;
+  for (double scale : online_scales) {
+    SyntheticSpec s;
+    s.online_scale = scale;
+    s.seed = seed++;
+    out.push_back(s);
+  }
+  return out;
+}
+
+const json* FindJsonRow(const json& j, const std::string& group, const std::string& label) {
+  for (const json& r : j["rows"])
+    if (r["group"] == group && r["label"] == label)
+      return &r;
+  return nullptr;
+}
+
+TEST(CompareBootsTest, EveryBootFasterKeepsTheVerdict) {
+  Comparison r =
+      Compare(Pool(Boots({1.0, 1.0, 1.0}, 10)), Pool(Boots({0.8, 0.8, 0.8}, 20)), CompareOptions{});
+  const CompareRow* row = FindRow(r, "online latency", "all");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->p50.verdict, Verdict::kImproved) << CompareText(r);
+  ASSERT_TRUE(row->p50.has_boots());
+  EXPECT_FALSE(row->p50.boots_disagree);
+  EXPECT_EQ(row->p50.base_boots_ns.size(), 3u);
+  EXPECT_EQ(row->p50.cand_boots_ns.size(), 3u);
+  EXPECT_LT(*std::max_element(row->p50.cand_boots_ns.begin(), row->p50.cand_boots_ns.end()),
+            *std::min_element(row->p50.base_boots_ns.begin(), row->p50.base_boots_ns.end()));
+  EXPECT_EQ(r.base.boots, 3u);
+  EXPECT_EQ(r.boots_disagree(), 0);
+  const json j = CompareJson(r);
+  const json* jr = FindJsonRow(j, "online latency", "all");
+  ASSERT_NE(jr, nullptr);
+  EXPECT_EQ((*jr)["boots_disagree"], false);
+  EXPECT_EQ((*jr)["p50"]["verdict"], "improved");
+  EXPECT_EQ((*jr)["p50"]["boots"]["base_ns"].size(), 3u);
+  EXPECT_EQ(j["boots_disagree_rows"], 0);
+  EXPECT_EQ(j["candidate_boots"], 3);
+  const std::string text = CompareText(r);
+  EXPECT_NE(text.find("boots disagree in 0 rows)"), std::string::npos) << text;
+  EXPECT_NE(text.find(" in 3 boots"), std::string::npos) << text;
+  EXPECT_EQ(text.find("boots disagree,"), std::string::npos) << text;
+}
+
+TEST(CompareBootsTest, OverlappingBootsMakeNoChange) {
+  // Two candidate boots 30 % faster, one 10 % slower: the pooled median is
+  // faster, but not every boot is.
+  Comparison r =
+      Compare(Pool(Boots({1.0, 1.0, 1.0}, 10)), Pool(Boots({0.7, 0.7, 1.1}, 20)), CompareOptions{});
+  const CompareRow* row = FindRow(r, "online latency", "all");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->p50.pooled_verdict, Verdict::kImproved) << CompareText(r);
+  EXPECT_EQ(row->p50.verdict, Verdict::kNoChange);
+  EXPECT_TRUE(row->p50.boots_disagree);
+  EXPECT_TRUE(row->boots_disagree());
+  EXPECT_GE(r.boots_disagree(), 1);
+  const json j = CompareJson(r);
+  const json* jr = FindJsonRow(j, "online latency", "all");
+  ASSERT_NE(jr, nullptr);
+  EXPECT_EQ((*jr)["boots_disagree"], true);
+  EXPECT_EQ((*jr)["p50"]["boots_disagree"], true);
+  EXPECT_EQ((*jr)["p50"]["verdict"], "no change");
+  EXPECT_EQ((*jr)["p50"]["boots"]["pooled_verdict"], "improved");
+  EXPECT_GT((*jr)["p50"]["boots"]["cand_range_ns"][1].get<double>(),
+            (*jr)["p50"]["boots"]["base_range_ns"][0].get<double>());
+  EXPECT_EQ(j["boots_disagree_rows"], r.boots_disagree());
+  const std::string text = std::regex_replace(CompareText(r), std::regex("\n +"), " ");
+  EXPECT_NE(text.find("; boots disagree, pooled improved"), std::string::npos) << text;
+  EXPECT_NE(text.find(Fmt("boots disagree in %d rows)", r.boots_disagree())), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("note: boots disagree in"), std::string::npos) << text;
+  EXPECT_NE(CompareMarkdown(r).find("| no change (boots disagree) |"), std::string::npos);
+}
+
+// One boot a side, pooled or not: today's comparison, line for line.
+TEST(CompareBootsTest, OneBootPerSideIsTheTwoReportCompare) {
+  SyntheticSpec b, c;
+  c.seed = 3;
+  c.online_scale = 0.8;
+  Comparison plain = Cmp(b, c);
+  Comparison pooled = Compare(Pool({b}), Pool({c}), CompareOptions{});
+  EXPECT_FALSE(plain.has_boots());
+  EXPECT_FALSE(pooled.has_boots());
+  EXPECT_EQ(CompareText(pooled), CompareText(plain));
+  const std::string md = CompareMarkdown(plain);  // "bootstrap" is there, no boots
+  EXPECT_EQ(md.find("boots (ms)"), std::string::npos) << md;
+  EXPECT_EQ(md.find("boots disagree"), std::string::npos) << md;
+  EXPECT_FALSE(CompareJson(plain).contains("boots_disagree_rows"));
+}
+
+TEST(CompareBootsTest, CommandPoolsEachSideAndReadsPooledReports) {
+  std::vector<std::string> base, cand, all;
+  for (const SyntheticSpec& s : Boots({1.0, 1.0}, 10))
+    base.push_back(WriteTemp(SyntheticReport(s)));
+  for (const SyntheticSpec& s : Boots({0.8, 0.8}, 20))
+    cand.push_back(WriteTemp(SyntheticReport(s)));
+  const std::string pooled_base = WriteTemp(json::object());
+  const std::string out_files = WriteTemp(json::object());
+  const std::string out_pooled = WriteTemp(json::object());
+  std::FILE* devnull = std::fopen("/dev/null", "w");
+  ASSERT_EQ(MergeCommand(base, pooled_base, devnull), 0);
+  CompareOptions o;
+  EXPECT_EQ(CompareCommand(base, cand, o, "json", devnull, out_files), 0);
+  EXPECT_EQ(CompareCommand({pooled_base}, cand, o, "json", devnull, out_pooled), 0);
+  EXPECT_EQ(CompareCommand(cand, base, o, "text", devnull), 1);  // slower
+  // A side mixing kernels is refused (exit 2).
+  json other = SyntheticReport(SyntheticSpec{});
+  other["host"]["kernel_release"] = "6.2.0-test";
+  const std::string other_kernel = WriteTemp(other);
+  EXPECT_EQ(CompareCommand({base[0], other_kernel}, cand, o, "text", devnull), 2);
+  std::fclose(devnull);
+  // From the files or from their pool: the same rows.
+  json from_files, from_pooled;
+  std::string err;
+  ASSERT_TRUE(LoadJsonFile(out_files, 1 << 24, &from_files, &err)) << err;
+  ASSERT_TRUE(LoadJsonFile(out_pooled, 1 << 24, &from_pooled, &err)) << err;
+  EXPECT_EQ(from_files["rows"], from_pooled["rows"]);
+  EXPECT_EQ(from_files["baseline"], base[0] + ", " + base[1]);
+  EXPECT_EQ(from_files["baseline_boots"], 2);
+  EXPECT_EQ(FindJsonRow(from_files, "online latency", "all")->at("p50").at("verdict"), "improved");
+  for (const std::vector<std::string>& v : {base, cand})
+    for (const std::string& p : v)
+      unlink(p.c_str());
+  for (const std::string& p : {pooled_base, out_files, out_pooled, other_kernel})
+    unlink(p.c_str());
 }
 
 }  // namespace

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "report/merge.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "report/compare.h"
+#include "stats/histogram.h"
+#include "stats/run_stats.h"
+#include "testing/synthetic_report.h"
+#include "util/json_file.h"
+
+namespace cpuhp {
+namespace {
+
+using nlohmann::json;
+
+json LoadFixture(const std::string& name) {
+  json j;
+  std::string err;
+  EXPECT_TRUE(LoadReport(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/" + name, &j, &err))
+      << err;
+  return j;
+}
+
+std::string WriteTemp(const json& j) {
+  char path[] = "/tmp/cpuhp-merge-test.XXXXXX";
+  int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << j.dump();
+  return path;
+}
+
+std::map<uint64_t, uint64_t> Buckets(const json& histogram) {
+  std::map<uint64_t, uint64_t> out;
+  for (const json& b : histogram["buckets"])
+    out[b[0].get<uint64_t>()] += b[1].get<uint64_t>();
+  return out;
+}
+
+// A second boot of the real guest run: its offline writes 10 % slower
+// (every bucket's values times 1.1), written as the daemon writes a summary.
+json SlowerBoot(const json& boot) {
+  json other = boot;
+  other["host"]["boot_id"] = "second-boot";
+  Histogram slower;
+  for (const json& b : boot["directions"]["offline"]["histogram"]["buckets"])
+    for (uint64_t n = 0; n < b[1].get<uint64_t>(); ++n)
+      slower.Record(Histogram::BucketLow(b[0].get<int>()) * 11 / 10);
+  json summary = SummarizeHistogram(slower);
+  summary["histogram"] = slower.ToJson();
+  other["directions"]["offline"] = summary;
+  return other;
+}
+
+TEST(MergeTest, HistogramsAreSummedAndSummariesRecomputedFromTheSum) {
+  const json a = LoadFixture("report-real-guest-kmod.json");
+  const json b = SlowerBoot(a);
+  json pooled;
+  std::string err;
+  ASSERT_TRUE(MergeReports({"a.json", "b.json"}, {a, b}, &pooled, &err)) << err;
+
+  // Bucket by bucket, the sum of the two boots' buckets.
+  const json& off = pooled["directions"]["offline"];
+  std::map<uint64_t, uint64_t> want = Buckets(a["directions"]["offline"]["histogram"]);
+  for (const auto& [index, n] : Buckets(b["directions"]["offline"]["histogram"]))
+    want[index] += n;
+  EXPECT_EQ(Buckets(off["histogram"]), want);
+  // The summary is that of the summed histogram.
+  Histogram sum, hb;
+  ASSERT_TRUE(sum.FromJson(a["directions"]["offline"]["histogram"], &err)) << err;
+  ASSERT_TRUE(hb.FromJson(b["directions"]["offline"]["histogram"], &err)) << err;
+  sum.Merge(hb);
+  const json expected = SummarizeHistogram(sum);
+  for (const char* k : {"count", "min_ns", "max_ns", "p50_ns", "p90_ns", "p99_ns", "p99_9_ns"})
+    EXPECT_EQ(off[k], expected[k]) << k;
+  EXPECT_DOUBLE_EQ(off["mean_ns"].get<double>(), expected["mean_ns"].get<double>());
+  EXPECT_EQ(off["count"].get<uint64_t>(), 2 * a["directions"]["offline"]["count"].get<uint64_t>());
+  EXPECT_GT(off["p50_ns"].get<uint64_t>(), a["directions"]["offline"]["p50_ns"].get<uint64_t>());
+  // Each boot's values beside it, input order.
+  ASSERT_EQ(off["per_boot"].size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    const json& boot = (i == 0 ? a : b)["directions"]["offline"];
+    EXPECT_EQ(
+        off["per_boot"][i],
+        json({{"count", boot["count"]}, {"p50_ns", boot["p50_ns"]}, {"p99_ns", boot["p99_ns"]}}))
+        << i;
+  }
+  // Levels too, matched by online_cpus; counters and elapsed time summed.
+  const json& level = pooled["per_online_count"]["online"][0];
+  EXPECT_EQ(level["online_cpus"], a["per_online_count"]["online"][0]["online_cpus"]);
+  EXPECT_EQ(level["count"].get<uint64_t>(),
+            2 * a["per_online_count"]["online"][0]["count"].get<uint64_t>());
+  EXPECT_EQ(pooled["totals"]["ops"].get<uint64_t>(), 2 * a["totals"]["ops"].get<uint64_t>());
+  EXPECT_EQ(pooled["run"]["elapsed_ns"].get<uint64_t>(),
+            2 * a["run"]["elapsed_ns"].get<uint64_t>());
+  // A kernel phase has no histogram: count summed, min/max exact, per_boot.
+  const json& phase = pooled["timing_sources"]["kmod"]["kernel_phases"]["offline"]["_cpu_down"];
+  const json& phase_a = a["timing_sources"]["kmod"]["kernel_phases"]["offline"]["_cpu_down"];
+  EXPECT_EQ(phase["all"]["count"].get<uint64_t>(), 2 * phase_a["all"]["count"].get<uint64_t>());
+  EXPECT_EQ(phase["all"]["max_ns"], phase_a["all"]["max_ns"]);
+  EXPECT_EQ(phase["all"]["p50_ns"], phase_a["all"]["p50_ns"]);
+  EXPECT_EQ(phase["all"]["per_boot"].size(), 2u);
+  EXPECT_EQ(phase["by_online"].size(), phase_a["by_online"].size());
+  // The record of what was pooled; the result is a consistent report.
+  EXPECT_EQ(pooled["pooled"], json({{"reports", {"a.json", "b.json"}}, {"boots", 2}}));
+  EXPECT_FALSE(pooled.contains("timeline"));
+  EXPECT_TRUE(CheckConsistent(pooled, "pooled", &err)) << err;
+  json reread;
+  EXPECT_TRUE(ParseReport(DumpJson(pooled, 2), "pooled.json", &reread, &err)) << err;
+}
+
+TEST(MergeTest, ARowOnlyOneBootHasIsPooledWithNullForTheOther) {
+  json a = LoadFixture("report-real-guest-kmod.json");
+  json b = SlowerBoot(a);
+  json extra = a["per_online_count"]["offline"][0];
+  extra["online_cpus"] = 2;
+  b["per_online_count"]["offline"].push_back(extra);
+  json pooled;
+  std::string err;
+  ASSERT_TRUE(MergeReports({"a.json", "b.json"}, {a, b}, &pooled, &err)) << err;
+  const json& rows = pooled["per_online_count"]["offline"];
+  ASSERT_EQ(rows.size(), a["per_online_count"]["offline"].size() + 1);
+  EXPECT_EQ(rows[0]["online_cpus"], 2);  // sorted by online CPUs
+  EXPECT_EQ(rows[0]["count"], extra["count"]);
+  EXPECT_TRUE(rows[0]["per_boot"][0].is_null());
+  EXPECT_EQ(rows[0]["per_boot"][1]["count"], extra["count"]);
+  EXPECT_TRUE(CheckConsistent(pooled, "pooled", &err)) << err;
+}
+
+// A pooled report merged again counts as its boots.
+TEST(MergeTest, APooledInputContributesItsBoots) {
+  const json a = LoadFixture("report-real-guest-kmod.json");
+  const json b = SlowerBoot(a);
+  json ab, abc;
+  std::string err;
+  ASSERT_TRUE(MergeReports({"a.json", "b.json"}, {a, b}, &ab, &err)) << err;
+  ASSERT_TRUE(MergeReports({"ab.json", "c.json"}, {ab, a}, &abc, &err)) << err;
+  EXPECT_EQ(abc["pooled"], json({{"reports", {"a.json", "b.json", "c.json"}}, {"boots", 3}}));
+  const json& off = abc["directions"]["offline"];
+  ASSERT_EQ(off["per_boot"].size(), 3u);
+  EXPECT_EQ(off["per_boot"][1]["p50_ns"], b["directions"]["offline"]["p50_ns"]);
+  EXPECT_EQ(off["count"].get<uint64_t>(), 3 * a["directions"]["offline"]["count"].get<uint64_t>());
+}
+
+TEST(MergeTest, OtherSetupsAreRefusedInOneLineNamingBothFiles) {
+  const json a = LoadFixture("report-real-guest-kmod.json");
+  json pooled;
+  std::string err;
+
+  json cpus = a;
+  cpus["cpus"]["selected"] = "1-2";
+  EXPECT_FALSE(MergeReports({"a.json", "b.json"}, {a, cpus}, &pooled, &err));
+  EXPECT_EQ(err, "different CPU sets: a.json operated on CPUs 1-3, b.json on 1-2");
+
+  json kernel = a;
+  kernel["host"]["kernel_release"] = "6.1.0-58-amd64";
+  EXPECT_FALSE(MergeReports({"a.json", "b.json"}, {a, kernel}, &pooled, &err));
+  EXPECT_EQ(err,
+            "different kernel_release: a.json ran 6.1.0-57-amd64, b.json 6.1.0-58-amd64 (merge "
+            "pools boots of one kernel; compare the two kernels instead)");
+
+  json backend = a;
+  backend["config"]["backend"] = "sim";
+  EXPECT_FALSE(MergeReports({"a.json", "b.json"}, {a, backend}, &pooled, &err));
+  EXPECT_EQ(err,
+            "different backend: a.json ran sysfs, b.json sim (their latencies are not "
+            "comparable)");
+
+  json schema = a;
+  schema["schema_version"] = 2;
+  EXPECT_FALSE(MergeReports({"a.json", "b.json"}, {a, schema}, &pooled, &err));
+  EXPECT_EQ(err, "different schema_version: a.json has 1, b.json 2");
+
+  // The command: exit 2, one line, nothing written.
+  const std::string pa = WriteTemp(a);
+  const std::string pk = WriteTemp(kernel);
+  const std::string ps = WriteTemp(schema);
+  const std::string out = pa + ".pooled.json";
+  std::FILE* devnull = std::fopen("/dev/null", "w");
+  EXPECT_EQ(MergeCommand({pa, pk}, out, devnull), 2);
+  EXPECT_EQ(MergeCommand({pa, ps}, out, devnull), 2);
+  EXPECT_EQ(MergeCommand({pa, "/nonexistent.json"}, out, devnull), 2);
+  EXPECT_EQ(MergeCommand({pa, pa}, "/nonexistent-dir/out.json", devnull), 2);
+  EXPECT_NE(access(out.c_str(), F_OK), 0);
+  EXPECT_EQ(MergeCommand({pa, pa}, out, devnull), 0);
+  std::fclose(devnull);
+  json reread;
+  EXPECT_TRUE(LoadReport(out, &reread, &err)) << err;
+  EXPECT_TRUE(CheckConsistent(reread, out, &err)) << err;
+  EXPECT_EQ(reread["pooled"]["boots"], 2);
+  for (const std::string& p : {pa, pk, ps, out})
+    unlink(p.c_str());
+}
+
+}  // namespace
+}  // namespace cpuhp
