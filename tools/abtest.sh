@@ -44,7 +44,14 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 prog=tools/abtest.sh
-die() { echo "$prog: $*" >&2; exit 2; }
+created_out=""
+# Bad input leaves nothing behind: an --out this run made is removed unless a
+# boot has written its console there (a failed boot's evidence stays).
+die() {
+	echo "$prog: $*" >&2
+	if [ -n "$created_out" ] && [ -z "$(ls -A "$out/console" 2>/dev/null)" ]; then rm -rf "$out"; fi
+	exit 2
+}
 usage() { sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 arch="" ka="" kb="" out="" config="" boots=3 smp=4 append="" a_append="" b_append="" ops=200
 pattern=roundrobin loops=0 build=$repo/build timeout=1200 mem="" thresholds=()
@@ -83,6 +90,8 @@ isnum --timeout "$timeout" 30
 if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
 	die "--out $out: exists and is not empty (a second A/B would mix its reports with these)"
 fi
+[ -d "$build" ] || die "--build $build: not a directory"
+build=$(realpath "$build")
 daemon=$build/cpuhp-stress
 [ -x "$daemon" ] || die "--build $build: no cpuhp-stress there (build it: cmake -S . -B build && cmake --build build)"
 cfg=$(mktemp)
@@ -96,10 +105,12 @@ fi
 # The daemon checks the config here first: one line naming the fault, not a
 # guest that boots to fail.
 "$daemon" run --config "$cfg" --pattern "$pattern" --print-config >/dev/null 2>"$cfg.err" ||
-	{ msg=$(head -1 "$cfg.err"); rm -f "$cfg.err"; die "--config ${config:-(default)}: $msg"; }
+	{ msg=$(head -1 "$cfg.err" | sed "s|$cfg|${config:-(default)}|g; s|^cpuhp-stress: error: ||"); rm -f "$cfg.err"
+	  die "--config: $msg"; }
 rm -f "$cfg.err"
 
 cache=${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}
+[ -e "$out" ] || created_out=1
 mkdir -p "$out"/{a,b,console} "$cache"
 out=$(realpath "$out")
 work=$out/work
