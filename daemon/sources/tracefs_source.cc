@@ -717,9 +717,11 @@ void TracefsSource::DrainerLoop() {
   // Idle priority: the kernel runs it only where nothing else wants the CPU.
   sched_param sp{};
   std::string policy;
-  if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) == 0)
+  drainer_tid_ = gettid();
+  if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) == 0) {
     policy = "SCHED_IDLE";
-  else if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19) == 0)
+    drainer_sched_ = SCHED_IDLE;
+  } else if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19) == 0)
     policy = "nice 19";
   else
     policy = "normal";
@@ -745,6 +747,24 @@ void TracefsSource::DrainerLoop() {
     l.unlock();
     Drain(false);
     l.lock();
+  }
+}
+
+// Best effort (raising a thread's priority needs CAP_SYS_NICE): at worst the
+// writer waits for the drainer as it is.
+void TracefsSource::BoostDrainer(bool on) {
+  const pid_t tid = drainer_tid_;
+  if (tid <= 0)
+    return;
+  sched_param sp{};
+  if (on) {
+    ++drainer_boosts_;
+    sched_setscheduler(tid, SCHED_OTHER, &sp);
+    setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 0);
+  } else if (drainer_sched_ == SCHED_IDLE) {
+    sched_setscheduler(tid, SCHED_IDLE, &sp);
+  } else {
+    setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19);
   }
 }
 
@@ -782,10 +802,14 @@ void TracefsSource::OpEnd(const OpRecord& rec) {
   }
   if (!here)
     return;
-  // A drainer in the middle of a drain is running: leave it be.
+  // A drainer starved in the middle of a drain holds the lock: lend it normal
+  // priority until it lets go, then drain here.
   std::unique_lock<std::mutex> drain_lock(drain_mu_, std::try_to_lock);
-  if (!drain_lock.owns_lock())
-    return;
+  if (!drain_lock.owns_lock()) {
+    BoostDrainer(true);
+    drain_lock.lock();
+    BoostDrainer(false);
+  }
   ++inline_drains_;
   DrainLocked(false);
 }
@@ -883,6 +907,7 @@ nlohmann::json TracefsSource::ReportJson() const {
   j["drains"] = drains_;
   j["drain_cpu_ns"] = drain_cpu_ns_;
   j["inline_drains"] = inline_drains_;
+  j["drainer_boosts"] = drainer_boosts_;
   j["drainer"] = drainer_policy_;
   j["kallsyms_lookups"] = kallsyms_lookups_;
   j["unnamed_callbacks"] = unnamed_;
