@@ -717,7 +717,6 @@ void TracefsSource::DrainerLoop() {
   // Idle priority: the kernel runs it only where nothing else wants the CPU.
   sched_param sp{};
   std::string policy;
-  drainer_tid_ = gettid();
   if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) == 0) {
     policy = "SCHED_IDLE";
     drainer_sched_ = SCHED_IDLE;
@@ -737,6 +736,8 @@ void TracefsSource::DrainerLoop() {
     if (sched_setaffinity(0, sizeof(set), &set) == 0)
       policy += " on CPU " + list;
   }
+  // Published last: BoostDrainer reads drainer_sched_ once it sees the tid.
+  drainer_tid_ = gettid();
   std::unique_lock<std::mutex> l(mu_);
   drainer_policy_ = policy;
   for (;;) {
