@@ -512,6 +512,7 @@ bool TracefsSource::SetUpReader(std::string* why) {
     }
     buffer_kb_ = kMinBufferKb;
   }
+  ring_ops_ = RingCapacityOps(buffer_kb_, events_per_op_);
   if (kept_found_) {  // what a killed run left is not this run's
     raw_->Read();
     raw_->events.clear();
@@ -659,6 +660,11 @@ std::vector<RawCpuhpEvent> TakeEventsUpTo(std::vector<RawCpuhpEvent>* held,
   return all;
 }
 
+size_t RingCapacityOps(size_t buffer_kb, size_t events_per_op) {
+  const size_t per_op = std::max<size_t>(events_per_op, 1) * TracefsSource::kRingBytesPerEvent;
+  return std::max<size_t>(buffer_kb * 1024 / per_op, 1);
+}
+
 void TracefsSource::Drain(bool final) {
   std::lock_guard<std::mutex> drain_lock(drain_mu_);
   DrainLocked(final);
@@ -698,6 +704,16 @@ void TracefsSource::DrainLocked(bool final) {
   ResolveFromKallsyms();
   joiner_->AddLost(raw_->missed);
   raw_->missed = 0;
+  // The busiest CPU's events per operation, from drains of a few writes
+  // (the events of the one in flight are read too: at most 1/4 more).
+  if (batch.size() >= 4) {
+    std::map<int, size_t> per_cpu;
+    size_t most = 0;
+    for (const RawCpuhpEvent& e : raw_->events)
+      most = std::max(most, ++per_cpu[e.event_cpu]);
+    events_per_op_ = std::max(events_per_op_measured_, (most + batch.size() - 1) / batch.size());
+    events_per_op_measured_ = events_per_op_;
+  }
   for (const RawCpuhpEvent& e : TakeEventsUpTo(&held_, std::move(raw_->events), cutoff)) {
     std::string fun;
     if (e.kind != TraceKind::kExit) {
@@ -711,6 +727,8 @@ void TracefsSource::DrainLocked(bool final) {
   drain_cpu_ns_ += ThreadCpuNs() - cpu0;
   std::lock_guard<std::mutex> l(mu_);
   last_drain_ns_ = MonotonicClock()->NowNs();
+  ops_in_ring_ = ops_.size();  // ended after this drain took its batch
+  ring_ops_ = RingCapacityOps(buffer_kb_, events_per_op_);
 }
 
 void TracefsSource::DrainerLoop() {
@@ -788,13 +806,19 @@ void TracefsSource::OpEnd(const OpRecord& rec) {
   {
     std::lock_guard<std::mutex> l(mu_);
     ops_.push_back(rec);
+    ++ops_in_ring_;
+    ++ops_since_request_;
     (rec.dir == Direction::kOffline ? saw_offline_ : saw_online_) = true;
     const bool names = !names_asked_ && saw_offline_ && saw_online_;
-    if (!names && end_ns - std::min(end_ns, last_request_ns_) < kDrainIntervalNs)
+    const bool ring_half = ops_in_ring_ >= std::max<size_t>(ring_ops_ / 2, 1);
+    if (!names && !ring_half && ops_since_request_ < ring_ops_ / 4 &&
+        end_ns - std::min(end_ns, last_request_ns_) < kDrainIntervalNs)
       return;
     names_asked_ = names_asked_ || names;
     last_request_ns_ = end_ns;
-    if (!drainer_.joinable() || end_ns - std::min(end_ns, last_drain_ns_) >= kStarvedDrainNs) {
+    ops_since_request_ = 0;
+    if (!drainer_.joinable() || ring_half ||
+        end_ns - std::min(end_ns, last_drain_ns_) >= kStarvedDrainNs) {
       here = true;  // no drainer, or it has not run for long
     } else {
       drain_wanted_ = true;

@@ -29,11 +29,15 @@
 // Where nothing is idle (a CPU hog on every CPU, or a 2-CPU host whose cpu1
 // hotplugs at ~650 writes/s: cpu0 never idles) SCHED_IDLE can starve, even in
 // the middle of a drain, holding its lock: when no drain has finished for
-// kStarvedDrainNs, OpEnd drains itself, and the report counts those drains;
-// a drainer starved while it holds the lock is first lent normal priority
-// until it lets go (BoostDrainer: std::mutex has no priority inheritance;
-// `drainer_boosts` in the report). Without the wait, a 10 s run on such a host drained only at the
-// end and lost 196 596 events (the ring holds ~2 s of them there).
+// kStarvedDrainNs, or the operations since the last one fill half the ring
+// (RingCapacityOps: 1410 KB per CPU holds ~850 writes' events on the
+// writer's CPU there, 1.3 s at that rate; a drain is asked for at a quarter),
+// OpEnd drains itself, and the report counts those drains; a drainer starved
+// while it holds the lock is first lent normal priority until it lets go
+// (BoostDrainer: std::mutex has no priority inheritance; `drainer_boosts` in
+// the report). Without the wait, a 10 s run on such a host drained only at
+// the end and lost 196 596 events; with the 2 s limit alone, a loaded CI
+// run still lost the oldest enters (two exits without their enter).
 //
 // Callback names: the raw events carry the callback's address. The first
 // drain reads the instance's text `trace` file (not consuming, so the same
@@ -200,6 +204,10 @@ TraceEvent ToTraceEvent(const RawCpuhpEvent& e, std::string comm, std::string fu
 std::unordered_map<uint64_t, std::string> CallbackNamesFromText(
     std::string_view text, const std::vector<RawCpuhpEvent>& events);
 
+// How many operations' events the ring holds on its busiest CPU: buffer_kb
+// per CPU at kRingBytesPerEvent, events_per_op on that CPU (at least 1 op).
+size_t RingCapacityOps(size_t buffer_kb, size_t events_per_op);
+
 class TracefsSource : public TimingSource {
  public:
   // tracefs_root "": find tracefs in /proc/mounts, else mount it at
@@ -222,6 +230,12 @@ class TracefsSource : public TimingSource {
   static constexpr uint64_t kDrainIntervalNs = 1000000000;
   static constexpr uint64_t kStarvedDrainNs = 2 * kDrainIntervalNs;
   static constexpr size_t kMinBufferKb = 1024;
+  // Ring space per event, rounded up (an enter is 32 bytes with its header
+  // on x86-64 6.18; page headers and time extends on top), and the events
+  // per operation on the busiest CPU assumed before a drain has counted
+  // them (~53 there).
+  static constexpr size_t kRingBytesPerEvent = 48;
+  static constexpr size_t kAssumedEventsPerOp = 128;
 
  private:
   bool SetUpReader(std::string* why);
@@ -260,6 +274,11 @@ class TracefsSource : public TimingSource {
   bool drain_wanted_ = false, drainer_stop_ = false;
   uint64_t last_request_ns_ = 0;
   uint64_t last_drain_ns_ = 0;  // end of the last finished drain
+  // Operations whose events may still be in the ring (ended since the last
+  // finished drain took its batch), and how many fit in it.
+  size_t ops_in_ring_ = 0;
+  size_t ops_since_request_ = 0;
+  size_t ring_ops_ = 0;
   // The drain itself, under drain_mu_ (one drain at a time).
   std::mutex drain_mu_;
   std::vector<RawCpuhpEvent> held_;                      // read, after the last joined operation
@@ -270,6 +289,8 @@ class TracefsSource : public TimingSource {
   uint64_t drains_ = 0;
   uint64_t drain_cpu_ns_ = 0;  // CPU time of the drains, whichever thread
   uint64_t inline_drains_ = 0;
+  size_t events_per_op_ = kAssumedEventsPerOp;  // busiest CPU, counted by drains
+  size_t events_per_op_measured_ = 0;
   // The drainer thread.
   std::thread drainer_;
   std::vector<int> drainer_cpus_;

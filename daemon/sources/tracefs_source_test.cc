@@ -393,6 +393,19 @@ TEST(TakeEventsUpTo, EventsAfterTheLastWriteWaitForTheNextDrain) {
   EXPECT_EQ(as_read.stats().ToJson()["ops_with_steps"], 0);
 }
 
+TEST(RingCapacity, OperationsOnTheBusiestCpu) {
+  // 1410 KB per CPU (an instance's default on x86-64), ~53 events per write
+  // on the writer's CPU: 567 writes, so a drain is asked for every ~140 and
+  // the writer drains itself past ~280.
+  EXPECT_EQ(RingCapacityOps(1410, 53), 1410u * 1024 / (53 * 48));
+  EXPECT_EQ(RingCapacityOps(1410, 53), 567u);
+  // Before a drain has counted them: 128 events assumed.
+  EXPECT_EQ(RingCapacityOps(TracefsSource::kMinBufferKb, TracefsSource::kAssumedEventsPerOp), 170u);
+  // Never 0, whatever the sizes.
+  EXPECT_EQ(RingCapacityOps(0, 53), 1u);
+  EXPECT_EQ(RingCapacityOps(1, 0), 21u);
+}
+
 TEST(UnionLength, OverlapsAndNesting) {
   EXPECT_EQ(UnionLengthNs({}), 0u);
   EXPECT_EQ(UnionLengthNs({{0, 10}, {2, 5}, {10, 12}, {20, 21}, {7, 7}}), 13u);
