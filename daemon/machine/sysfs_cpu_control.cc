@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <string_view>
 #include <unordered_map>
 
 #include "machine/cpu_control.h"
@@ -47,8 +48,12 @@ class SysfsCpuControl : public CpuControl {
     if (!ReadSmallFile(path, kMaxListBytes, &text, err, err_no))
       return false;
     // A NO_HZ_FULL kernel booted without nohz_full= prints its unset mask
-    // as "(null)" (Debian 12's 6.1, seen in tests/vm): no CPU.
-    if (text == "(null)\n" || text == "(null)") {
+    // as "(null)" (Debian 12's 6.1, seen in tests/vm): no CPU. %*pbl pads
+    // it to nr_cpu_ids columns: 122 spaces before it with 128 CPUs.
+    std::string_view bare(text);
+    while (!bare.empty() && bare.front() == ' ')
+      bare.remove_prefix(1);
+    if (bare == "(null)\n" || bare == "(null)") {
       cpus->clear();
       return true;
     }

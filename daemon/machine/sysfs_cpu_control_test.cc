@@ -58,6 +58,23 @@ TEST(SysfsCpuControlTest, NullNohzFullMaskIsEmpty) {
   EXPECT_EQ(TopologyToJson(t)["nohz_full"], "");
 }
 
+// %*pbl pads the "(null)" to nr_cpu_ids columns: Debian's 6.1 in a
+// 128-vCPU guest printed 122 spaces before it (the run stopped with exit 2).
+TEST(SysfsCpuControlTest, NullNohzFullMaskPaddedToTheCpuCountIsEmpty) {
+  FakeSysfs fs(128);
+  fs.Write("nohz_full", std::string(122, ' ') + "(null)\n");
+  auto ctl = NewSysfsCpuControl(fs.root());
+  Topology t;
+  std::string err;
+  ASSERT_TRUE(DiscoverTopology(ctl.get(), &t, &err)) << err;
+  EXPECT_TRUE(t.has_nohz_full_file);
+  EXPECT_TRUE(t.nohz_full.empty());
+  // Anything else padded is still refused.
+  fs.Write("nohz_full", std::string(10, ' ') + "(nul)\n");
+  EXPECT_FALSE(DiscoverTopology(ctl.get(), &t, &err));
+  EXPECT_NE(err.find("nohz_full"), std::string::npos) << err;
+}
+
 TEST(SysfsCpuControlTest, MissingOrCorruptRequiredFilesNameThePath) {
   FakeSysfs fs(2);
   auto ctl = NewSysfsCpuControl(fs.root());
