@@ -713,16 +713,9 @@ std::string BootRange(const std::vector<double>& v) {
   return Fmt("%.3f..%.3f", *lo / 1e6, *hi / 1e6);
 }
 
-// The per-boot spread under a metric's line: "boots (ms): baseline
-// 1.100..1.200, candidate 1.000..1.300 (3 + 3); boots disagree, pooled
-// improved".
+// The per-boot spread under a metric's line.
 std::string BootsText(const Metric& m) {
-  std::string text = "    boots (ms): baseline " + BootRange(m.base_boots_ns) + ", candidate " +
-                     BootRange(m.cand_boots_ns) +
-                     Fmt(" (%zu + %zu)", m.base_boots_ns.size(), m.cand_boots_ns.size());
-  if (m.boots_disagree)
-    text += std::string("; boots disagree, pooled ") + VerdictName(m.pooled_verdict);
-  return text;
+  return "    " + MetricBootsSummary(m);
 }
 
 // Why a cell has no interval (a footnote), or "" when it has one.
@@ -780,6 +773,17 @@ std::string Wrap(const std::string& text, size_t indent) {
 }
 
 }  // namespace
+
+std::string MetricBootsSummary(const Metric& m) {
+  if (!m.has_boots())
+    return "";
+  std::string text = "boots (ms): baseline " + BootRange(m.base_boots_ns) + ", candidate " +
+                     BootRange(m.cand_boots_ns) +
+                     Fmt(" (%zu + %zu)", m.base_boots_ns.size(), m.cand_boots_ns.size());
+  if (m.boots_disagree)
+    text += std::string("; boots disagree, pooled ") + VerdictName(m.pooled_verdict);
+  return text;
+}
 
 // Seed 001's table per group and statistic, within 80 columns:
 //   online CPUs   baseline  candidate  ratio [95% CI]        verdict

@@ -79,6 +79,11 @@ struct Metric {
   bool boots_disagree = false;
 };
 
+// The spread of each side's boots of one metric: "boots (ms): baseline
+// 1.100..1.200, candidate 1.000..1.300 (3 + 3); boots disagree, pooled
+// improved"; "" when a side has fewer than two boots.
+std::string MetricBootsSummary(const Metric& m);
+
 struct CompareRow {
   std::string group;  // "offline latency", "per_cpu offline", "kernel_phases"
   std::string label;  // "all", "8" (online CPUs), "cpu1", a path

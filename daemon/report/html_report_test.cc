@@ -411,5 +411,25 @@ TEST(HtmlReportTest, BaselineIsNamedAndDrawn) {
   EXPECT_TRUE(Series(Points(Html(Cpu1())), "baseline offline p50").empty());
 }
 
+// Issue 14: pooled reports (tools/abtest.sh's a/ and b/ pooled.json) give
+// each compare check the spread of each side's boots, on the page too; a
+// single report has none.
+TEST(HtmlReportTest, PooledBaselineShowsThePerBootRanges) {
+  static const json pooled = LoadFixture("report-real-pooled.json");
+  ReportOptions opts;
+  opts.report_path = "b/pooled.json";
+  opts.baseline = pooled;
+  opts.baseline_path = "a/pooled.json";
+  const std::string html = FormatHtml(pooled, opts);
+  std::regex row(
+      "<tr><td>compare_offline\\.p50</td><td class=\"pass\">pass</td><td[^>]*>[^<]*"
+      "boots \\(ms\\): baseline [0-9.]+\\.\\.[0-9.]+, candidate [0-9.]+\\.\\.[0-9.]+ "
+      "\\(2 \\+ 2\\)</td></tr>");
+  EXPECT_TRUE(std::regex_search(html, row));
+  ReportOptions one;
+  one.baseline = Cpu1();
+  EXPECT_EQ(FormatHtml(Cpu1(), one).find("boots (ms)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cpuhp

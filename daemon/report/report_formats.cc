@@ -328,6 +328,8 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
                 "%g%%: %s",
                 m->name.c_str(), m->cand_ns / 1e6, m->base_ns / 1e6, m->ratio, m->ci_lo, m->ci_hi,
                 m->threshold * 100, VerdictName(m->verdict));
+        if (const std::string boots = MetricBootsSummary(*m); !boots.empty())
+          k.message += "; " + boots;  // pooled reports: the page shows the spread too
         checks.push_back(k);
       }
     }
