@@ -50,7 +50,8 @@ const std::set<std::string> kSummedCounters = {
     // tracepoints
     "parsed", "malformed_lines", "unmatched_enters", "unmatched_exits", "steps_outside_operations",
     "open_at_end", "dropped", "lost_markers", "overrun", "total", "ops_with_steps",
-    "ops_without_steps", "write_total_ns",
+    "ops_without_steps", "write_total_ns", "drains", "inline_drains", "drainer_boosts",
+    "drain_cpu_ns", "kallsyms_lookups", "unnamed_callbacks",
     // the module
     "read", "joined", "unjoined", "nesting_violations", "ops_dropped", "hits", "nmissed",
     // disturbance probes

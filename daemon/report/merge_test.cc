@@ -116,6 +116,28 @@ TEST(MergeTest, HistogramsAreSummedAndSummariesRecomputedFromTheSum) {
   EXPECT_TRUE(ParseReport(DumpJson(pooled, 2), "pooled.json", &reread, &err)) << err;
 }
 
+// The tracepoints' drain counters are counters: summed like the events.
+TEST(MergeTest, TracepointDrainCountersAreSummed) {
+  json a = LoadFixture("report-real-cpu1.json");
+  json& tp = a["timing_sources"]["tracepoints"];
+  tp["drains"] = 14;
+  tp["inline_drains"] = 1;
+  tp["drainer_boosts"] = 1;
+  tp["drain_cpu_ns"] = 1000;
+  json b = a;
+  b["host"]["boot_id"] = "second-boot";
+  b["timing_sources"]["tracepoints"]["drains"] = 3;
+  json pooled;
+  std::string err;
+  ASSERT_TRUE(MergeReports({"a.json", "b.json"}, {a, b}, &pooled, &err)) << err;
+  const json& out = pooled["timing_sources"]["tracepoints"];
+  EXPECT_EQ(out["drains"], 17);
+  EXPECT_EQ(out["inline_drains"], 2);
+  EXPECT_EQ(out["drainer_boosts"], 2);
+  EXPECT_EQ(out["drain_cpu_ns"], 2000);
+  EXPECT_EQ(out["events"]["parsed"], 2 * tp["events"]["parsed"].get<uint64_t>());
+}
+
 TEST(MergeTest, ARowOnlyOneBootHasIsPooledWithNullForTheOther) {
   json a = LoadFixture("report-real-guest-kmod.json");
   json b = SlowerBoot(a);
