@@ -49,8 +49,8 @@ def levels_of(report, direction, where):
 
 
 def pooled(reports, direction, where):
-    """Per level: count, mean, standard error of the mean, p50 (median of
-    the reports' p50s)."""
+    """Per level: count, mean, standard error of the mean, the reports'
+    p50s (sorted)."""
     out = {}
     per = [levels_of(r, direction, where) for r in reports]
     for lvl in sorted(set().union(*per)):
@@ -60,7 +60,7 @@ def pooled(reports, direction, where):
         # pooled variance: within reports plus between their means
         var = sum((x[0] - 1) * x[2] ** 2 + x[0] * (x[1] - mean) ** 2 for x in xs) / max(n - 1, 1)
         p50s = sorted(x[3] for x in xs)
-        out[lvl] = (n, mean, math.sqrt(var / n), p50s[len(p50s) // 2])
+        out[lvl] = (n, mean, math.sqrt(var / n), p50s)
     return out
 
 
@@ -79,6 +79,11 @@ def fit(levels):
 
 def ms(ns):
     return f"{ns / 1e6:.3f}"
+
+
+def p50_cell(p50s):
+    """One report's p50, or the range of several reports' (boots')."""
+    return ms(p50s[0]) if len(p50s) == 1 else f"{ms(p50s[0])}..{ms(p50s[-1])}"
 
 
 def main(argv):
@@ -105,11 +110,13 @@ def main(argv):
         part = [(n, lv) for n, lv in rows if n.startswith(d + " ") or
                 any(n == p and d == dd for _, dd, p in row_names(reports) if p != "write")]
         lvls = sorted(set().union(*(lv.keys() for _, lv in part)))
-        print(f"{d}, p50 / mean ms (n per level):\n")
+        print(f"{d}, p50 / mean ms (n per level; several reports: the range of their p50s,"
+              " the pooled mean):\n")
         print("| online CPUs | " + " | ".join(n for n, _ in part) + " |")
         print("|---" * (len(part) + 1) + "|")
         for lvl in lvls:
-            cells = [f"{ms(lv[lvl][3])} / {ms(lv[lvl][1])}" if lvl in lv else "-" for _, lv in part]
+            cells = [f"{p50_cell(lv[lvl][3])} / {ms(lv[lvl][1])}" if lvl in lv else "-"
+                     for _, lv in part]
             n = max(lv[lvl][0] for _, lv in part if lvl in lv)
             print(f"| {lvl} (n={n}) | " + " | ".join(cells) + " |")
         print()

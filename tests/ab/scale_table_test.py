@@ -53,8 +53,10 @@ class ScaleTableTest(unittest.TestCase):
 
     def test_two_boots_pool_counts_means_and_spread(self):
         lv = st.pooled([report(), report(offset=2e6)], "offline", "write")
-        n, mean, sem, _ = lv[8]
+        n, mean, sem, p50s = lv[8]
         self.assertEqual(n, 200)
+        self.assertEqual(p50s, [18e6, 18e6])
+        self.assertEqual(st.p50_cell([17e6, 18.5e6]), "17.000..18.500")
         self.assertAlmostEqual(mean, 19e6)
         # within (2 ms) and between (1 ms either side of the mean) spreads
         self.assertAlmostEqual(sem, math.sqrt((99 * 4e12 + 100 * 1e12) * 2 / 199 / 200))
