@@ -18,9 +18,12 @@
 #                     Debian's linux-source package (6.12 from bookworm, 7.2
 #                     from sid) with the patches applied in order (patch -p1),
 #                     built for the guest with tests/vm/src_guest.config
-#                     (tests/kmatrix/kernel_tree.sh guest) and cached by the
-#                     hash of source, config, compiler and patches: a second
-#                     run builds nothing (amd64)
+#                     (amd64: bzImage) or tests/vm/src_guest_ppc64el.config
+#                     (ppc64el, pseries: vmlinux, cross gcc-12)
+#                     (tests/kmatrix/kernel_tree.sh guest; CPUHP_KMATRIX_JOBS
+#                     sets its make -j) and cached by the hash of source,
+#                     config, compiler and patches: a second run builds
+#                     nothing. Not for arm64.
 # Both sides get the same vCPU count, memory, command line (--append; plus
 # --a-append or --b-append on one side: a boot parameter A/B), config and
 # daemon (--build DIR/cpuhp-stress, default build/; cross-built for arm64
@@ -84,7 +87,13 @@ isnum --ops "$ops" 2
 isnum --loops "$loops" 0
 isnum --timeout "$timeout" 30
 [ -z "$mem" ] || isnum --mem "$mem" 256
+mem_given=$mem
 [ -n "$mem" ] || mem=$((1024 + 16 * smp))
+# pseries refuses memory that is not a multiple of 256 MiB
+if [ "$arch" = ppc64el ] && [ $((mem % 256)) != 0 ]; then
+	[ -z "$mem_given" ] || die "--mem $mem: pseries needs a multiple of 256 (MB)"
+	mem=$(((mem + 255) / 256 * 256))  # the default, rounded up
+fi
 [ $((ops % 2)) = 0 ] || die "--ops $ops: must be even (every CPU ends online)"
 [ "$(id -u)" = 0 ] || die "run as root (apt-get download into the cache, QEMU)"
 if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
@@ -138,6 +147,7 @@ side_kernel() {
 		[ $dk = 0 ] || die "--$side $spec: $dk_why"
 		img=$kernel kd=$hdrs ;;
 	src:*)
+		[ "$arch" != arm64 ] || die "--$side $spec: src: builds amd64 and ppc64el guests only (arm64: deb: or IMAGE,KDIR)"
 		ver=${spec#src:}
 		ver=${ver%%+*}
 		[[ $spec == *+* ]] && IFS=+ read -r -a patches <<< "${spec#*+}"
@@ -152,8 +162,12 @@ side_kernel() {
 		kd=$(CPUHP_KMATRIX_CACHE=$cache/kmatrix bash "$repo/tests/kmatrix/kernel_tree.sh" guest "$ver" "$arch" \
 			"${abs[@]}") || rc=$?
 		[ $rc = 0 ] || die "--$side $spec: building the guest kernel failed (above)"
-		img=$kd/arch/x86/boot/bzImage
-		km=(CC=gcc-12 HOSTCC=gcc-12 PAHOLE=/nonexistent/pahole) ;;
+		# the module is built with the compiler that built the kernel
+		case "$arch" in
+		amd64) img=$kd/arch/x86/boot/bzImage km=(CC=gcc-12) ;;
+		ppc64el) img=$kd/vmlinux km=(CC=powerpc64le-linux-gnu-gcc-12) ;;
+		esac
+		km+=(HOSTCC=gcc-12 PAHOLE=/nonexistent/pahole) ;;
 	*,*)
 		img=${spec%%,*} kd=${spec#*,}
 		[ -f "$img" ] || die "--$side $spec: $img is not a kernel image file"

@@ -9,7 +9,7 @@
 #   kernel_tree.sh build CELL [SRC]    builds kmod/ with W=1 against CELL; fails on any warning
 #   kernel_tree.sh debian SERIES ARCH  Debian's headers (+kbuild) root for SERIES 6.1|6.12
 #   kernel_tree.sh image SERIES ARCH   Debian's kernel image + busybox-static root (guests)
-#   kernel_tree.sh guest SERIES amd64 [PATCH...]  linux-source-SERIES (+ patches) built for the amd64 guest; prints its tree
+#   kernel_tree.sh guest SERIES amd64|ppc64el [PATCH...]  linux-source-SERIES (+ patches) built for that guest; prints its tree
 #
 # Cells: deb6.1-ARCH and deb6.12-ARCH (Debian's own headers from bookworm's
 # index, ARCH amd64 arm64 ppc64el), src7.2-ARCH (linux-source-7.2 from sid,
@@ -267,8 +267,8 @@ src_tree() {
 # key); prints the tree
 # (its image: arch/x86/boot/bzImage). Every option of the fragment is checked
 # in the final .config. The objects are deleted after the build: what stays
-# is what an external module build reads. amd64 only: the other guests boot
-# Debian's own images.
+# is what an external module build reads. ppc64el: guest_kernel_cross
+# below; arm64 guests boot Debian's own images.
 guest_kernel() {
 	local series=$1 key out tmp top start line missing=0 fragment=$here/../vm/src_guest.config p
 	arch_vars "$2"
@@ -318,6 +318,87 @@ guest_kernel() {
 	[ "$missing" = 0 ] || die "the $src_pkg $src_ver guest config lost options of $fragment (above)"
 	log "building $src_pkg $src_ver for the $dpkg_arch guest (once per machine)"
 	make "${mk[@]}" bzImage modules >>"$tmp/build.log" 2>&1 ||
+		{ tail -40 "$tmp/build.log" >&2; die "guest kernel build failed ($src_pkg $src_ver, $dpkg_arch)"; }
+	[ -f "$tmp/$top/Module.symvers" ] || die "the guest kernel build left no Module.symvers"
+	find "$tmp/$top" -name '*.o' -delete
+	mv "$tmp/build.log" "$tmp/$top/.build.log"
+	mv -T "$tmp/$top" "$out"
+	rm -rf "$tmp"
+	log "built $out in $(echo "$(date +%s.%N) - $start" | bc | cut -d. -f1) s"
+	echo "$out"
+}
+
+# guest SERIES ppc64el [PATCH...]: the same for the QEMU pseries guest, cross
+# built from tinyconfig plus tests/vm/src_guest_ppc64el.config with
+# powerpc64le-linux-gnu-gcc-12; prints the tree (its image: vmlinux, which
+# QEMU's VOF firmware boots like Debian's /boot/vmlinux). A function of its
+# own because guest_kernel's code is in the amd64 cache key: the amd64
+# kernels already built keep their key. The key here holds this code, the
+# architecture, the fragment, the cross compiler and the patches.
+# CPUHP_KMATRIX_JOBS sets make -j (default: every CPU); ccache, when
+# installed, keeps its objects in the cache's ccache/.
+guest_kernel_cross() {
+	local series=$1 key out tmp top start line lost=0 fragment p img jobs=${CPUHP_KMATRIX_JOBS:-$(nproc)}
+	arch_vars "$2"
+	shift 2
+	case "$dpkg_arch" in
+	ppc64el) fragment=$here/../vm/src_guest_ppc64el.config img=vmlinux ;;
+	*) log "guest $series $dpkg_arch: kernels from source are built for amd64 and ppc64el guests only"; exit 2 ;;
+	esac
+	for p in "$@"; do [ -r "$p" ] || die "guest $series: patch $p: cannot read it"; done
+	src_fetch "$series"
+	command -v "${cross}gcc-12" >/dev/null || die "${cross}gcc-12 not installed (tools/setup.sh installs it)"
+	key=$( (declare -f guest_kernel_cross; echo "$dpkg_arch"; cat "$fragment"; "${cross}gcc-12" --version | head -1
+		cat "$@") | sha256sum | cut -c1-12)
+	out=$cache/guest-$src_ver-$dpkg_arch$([ $# = 0 ] || echo "-$#p")-$key
+	[ -f "$out/$img" ] && { echo "$out"; return; }
+	exec 8>"$cache/tmp/guest-$src_ver-$dpkg_arch.lock"
+	flock 8
+	[ -f "$out/$img" ] && { echo "$out"; return; }
+	for t in flex bison bc make gcc-12; do command -v "$t" >/dev/null || die "$t not installed (tools/setup.sh installs it)"; done
+	start=$(date +%s.%N)
+	tmp=$(mktemp -d "$cache/tmp/guest.XXXXXX")
+	tree_tmp=$tmp  # global: the EXIT trap reads it
+	trap 'rm -rf "$tree_tmp"' EXIT
+	top=$src_pkg
+	local ex=(--exclude="$top/Documentation/*.rst" --exclude="$top/Documentation/devicetree"
+		--exclude="$top/Documentation/translations" --exclude="$top/tools/testing"
+		--exclude="$top/tools/perf" --exclude="$top/drivers/gpu/*.[ch]" --exclude="$top/drivers/net/*.[ch]"
+		--exclude="$top/drivers/staging/*.[ch]" --exclude="$top/drivers/media/*.[ch]" --exclude="$top/sound/*.[ch]")
+	for a in alpha arc arm csky hexagon loongarch m68k microblaze mips nios2 openrisc parisc s390 sh sparc um xtensa \
+		x86 arm64 powerpc riscv; do
+		[ "$a" = "$karch" ] || ex+=(--exclude="$top/arch/$a/*.[chS]" --exclude="$top/arch/$a/boot"
+			--exclude="$top/arch/$a/configs" --exclude="$top/arch/$a/*.dts*")
+	done
+	dpkg-deb --fsys-tarfile "$(deb_file "$src_pkg" "$src_ver")" |
+		tar -xO --wildcards "*/$src_pkg.tar.xz" | tar -xJ -C "$tmp" --wildcards "${ex[@]}"
+	for p in "$@"; do
+		patch -p1 -d "$tmp/$top" <"$p" >>"$tmp/patch.log" 2>&1 ||
+			{ cat "$tmp/patch.log" >&2; die "guest $series: $p does not apply to $src_pkg $src_ver (above)"; }
+		log "applied $p"
+	done
+	# Through ccache when it is installed: an A/B's two kernels differ in
+	# one patch, so the second build compiles only what the patch touches
+	# (paths made relative to the tree, no debug info: the objects do not
+	# depend on the temporary directory's name).
+	local cc="${cross}gcc-12"
+	if command -v ccache >/dev/null; then
+		cc="ccache $cc"
+		export CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$tmp/$top CCACHE_MAXSIZE=4G
+	fi
+	local mk=(-C "$tmp/$top" ARCH="$karch" CROSS_COMPILE="$cross" HOSTCC=gcc-12 CC="$cc"
+		PAHOLE="$no_pahole" -j"$jobs")
+	make -s "${mk[@]}" tinyconfig >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; die "tinyconfig failed"; }
+	"$tmp/$top/scripts/kconfig/merge_config.sh" -m -O "$tmp/$top" "$tmp/$top/.config" "$fragment" >>"$tmp/build.log" 2>&1 ||
+		{ cat "$tmp/build.log" >&2; die "merge_config failed"; }
+	make -s "${mk[@]}" olddefconfig >>"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; die "olddefconfig failed"; }
+	while IFS= read -r line; do
+		case "$line" in CONFIG_*) ;; *) continue ;; esac
+		grep -qx "$line" "$tmp/$top/.config" || { log "Kconfig dropped $line"; lost=1; }
+	done <"$fragment"
+	[ "$lost" = 0 ] || die "the $src_pkg $src_ver $dpkg_arch guest config lost options of $fragment (above)"
+	log "building $src_pkg $src_ver for the $dpkg_arch guest (once per machine and patch set, make -j$jobs)"
+	make "${mk[@]}" "$img" modules >>"$tmp/build.log" 2>&1 ||
 		{ tail -40 "$tmp/build.log" >&2; die "guest kernel build failed ($src_pkg $src_ver, $dpkg_arch)"; }
 	[ -f "$tmp/$top/Module.symvers" ] || die "the guest kernel build left no Module.symvers"
 	find "$tmp/$top" -name '*.o' -delete
@@ -399,8 +480,12 @@ kdir) cell_kdir "${1:?kdir CELL}"; echo "$kdir ${mk_args[*]}" ;;
 build) cell_build "${1:?build CELL [SRC]}" "$(realpath "${2:-$here/../..}")" ;;
 debian) debian_root "${1:?debian SERIES ARCH}" "${2:?debian SERIES ARCH}" ;;
 image) image_root "${1:?image SERIES ARCH}" "${2:?image SERIES ARCH}" ;;
-guest) guest_kernel "${1:?guest SERIES amd64 [PATCH...]}" "${2:?guest SERIES amd64 [PATCH...]}" "${@:3}" ;;
-*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH|guest SERIES amd64 [PATCH...]" >&2; exit 2 ;;
+guest)
+	case "${2:-}" in
+	amd64) guest_kernel "${1:?guest SERIES amd64|ppc64el [PATCH...]}" "$2" "${@:3}" ;;
+	*) guest_kernel_cross "${1:?guest SERIES amd64|ppc64el [PATCH...]}" "${2:?guest SERIES amd64|ppc64el [PATCH...]}" "${@:3}" ;;
+	esac ;;
+*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH|guest SERIES amd64|ppc64el [PATCH...]" >&2; exit 2 ;;
 esac
 }
 # one line: bash has read the whole script before it runs (safe to edit meanwhile)
