@@ -512,7 +512,7 @@ bool TracefsSource::SetUpReader(std::string* why) {
     }
     buffer_kb_ = kMinBufferKb;
   }
-  ring_ops_ = RingCapacityOps(buffer_kb_, events_per_op_);
+  ring_ops_ = RingCapacityOps(buffer_kb_, EventsPerOp());
   if (kept_found_) {  // what a killed run left is not this run's
     raw_->Read();
     raw_->events.clear();
@@ -711,8 +711,7 @@ void TracefsSource::DrainLocked(bool final) {
     size_t most = 0;
     for (const RawCpuhpEvent& e : raw_->events)
       most = std::max(most, ++per_cpu[e.event_cpu]);
-    events_per_op_ = std::max(events_per_op_measured_, (most + batch.size() - 1) / batch.size());
-    events_per_op_measured_ = events_per_op_;
+    events_per_op_ = std::max(events_per_op_, (most + batch.size() - 1) / batch.size());
   }
   for (const RawCpuhpEvent& e : TakeEventsUpTo(&held_, std::move(raw_->events), cutoff)) {
     std::string fun;
@@ -728,7 +727,7 @@ void TracefsSource::DrainLocked(bool final) {
   std::lock_guard<std::mutex> l(mu_);
   last_drain_ns_ = MonotonicClock()->NowNs();
   ops_in_ring_ = ops_.size();  // ended after this drain took its batch
-  ring_ops_ = RingCapacityOps(buffer_kb_, events_per_op_);
+  ring_ops_ = RingCapacityOps(buffer_kb_, EventsPerOp());
 }
 
 void TracefsSource::DrainerLoop() {

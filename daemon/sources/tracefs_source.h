@@ -289,8 +289,8 @@ class TracefsSource : public TimingSource {
   uint64_t drains_ = 0;
   uint64_t drain_cpu_ns_ = 0;  // CPU time of the drains, whichever thread
   uint64_t inline_drains_ = 0;
-  size_t events_per_op_ = kAssumedEventsPerOp;  // busiest CPU, counted by drains
-  size_t events_per_op_measured_ = 0;
+  size_t events_per_op_ = 0;  // busiest CPU, the most a drain counted; 0: none yet
+  size_t EventsPerOp() const { return events_per_op_ ? events_per_op_ : kAssumedEventsPerOp; }
   // The drainer thread.
   std::thread drainer_;
   std::vector<int> drainer_cpus_;
