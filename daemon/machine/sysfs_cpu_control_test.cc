@@ -46,33 +46,26 @@ TEST(SysfsCpuControlTest, MissingOptionalFilesAreNotErrors) {
   EXPECT_TRUE(TopologyToJson(t)["nohz_full"].is_null());
 }
 
+// A NO_HZ_FULL kernel without nohz_full= prints "(null)"; %*pbl pads it to
+// nr_cpu_ids columns: Debian's 6.1 in a 128-vCPU guest printed 122 spaces
+// before it (the run stopped with exit 2).
 TEST(SysfsCpuControlTest, NullNohzFullMaskIsEmpty) {
-  FakeSysfs fs(4);
-  fs.Write("nohz_full", "(null)\n");
-  auto ctl = NewSysfsCpuControl(fs.root());
-  Topology t;
-  std::string err;
-  ASSERT_TRUE(DiscoverTopology(ctl.get(), &t, &err)) << err;
-  EXPECT_TRUE(t.has_nohz_full_file);
-  EXPECT_TRUE(t.nohz_full.empty());
-  EXPECT_EQ(TopologyToJson(t)["nohz_full"], "");
-}
-
-// %*pbl pads the "(null)" to nr_cpu_ids columns: Debian's 6.1 in a
-// 128-vCPU guest printed 122 spaces before it (the run stopped with exit 2).
-TEST(SysfsCpuControlTest, NullNohzFullMaskPaddedToTheCpuCountIsEmpty) {
-  FakeSysfs fs(128);
-  fs.Write("nohz_full", std::string(122, ' ') + "(null)\n");
-  auto ctl = NewSysfsCpuControl(fs.root());
-  Topology t;
-  std::string err;
-  ASSERT_TRUE(DiscoverTopology(ctl.get(), &t, &err)) << err;
-  EXPECT_TRUE(t.has_nohz_full_file);
-  EXPECT_TRUE(t.nohz_full.empty());
-  // Anything else padded is still refused.
-  fs.Write("nohz_full", std::string(10, ' ') + "(nul)\n");
-  EXPECT_FALSE(DiscoverTopology(ctl.get(), &t, &err));
-  EXPECT_NE(err.find("nohz_full"), std::string::npos) << err;
+  for (const auto& [cpus, text] : {std::pair{4, std::string("(null)\n")},
+                                   std::pair{128, std::string(122, ' ') + "(null)\n"}}) {
+    FakeSysfs fs(cpus);
+    fs.Write("nohz_full", text);
+    auto ctl = NewSysfsCpuControl(fs.root());
+    Topology t;
+    std::string err;
+    ASSERT_TRUE(DiscoverTopology(ctl.get(), &t, &err)) << err;
+    EXPECT_TRUE(t.has_nohz_full_file) << cpus;
+    EXPECT_TRUE(t.nohz_full.empty()) << cpus;
+    EXPECT_EQ(TopologyToJson(t)["nohz_full"], "") << cpus;
+    // Anything else padded is still refused.
+    fs.Write("nohz_full", std::string(10, ' ') + "(nul)\n");
+    EXPECT_FALSE(DiscoverTopology(ctl.get(), &t, &err));
+    EXPECT_NE(err.find("nohz_full"), std::string::npos) << err;
+  }
 }
 
 TEST(SysfsCpuControlTest, MissingOrCorruptRequiredFilesNameThePath) {
