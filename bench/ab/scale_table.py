@@ -104,11 +104,10 @@ def main(argv):
     r0 = reports[0]
     kernel = r0.get("host", {}).get("kernel_release", "?")
     print(f"{label or kernel}: {len(reports)} report(s), kernel {kernel}\n")
-    rows = [(name, pooled(reports, d, w)) for name, d, w in row_names(reports)]
-    rows = [(name, lv) for name, lv in rows if lv]
+    rows = [(name, d, pooled(reports, d, w)) for name, d, w in row_names(reports)]
+    rows = [(name, d, lv) for name, d, lv in rows if lv]
     for d in ("offline", "online"):
-        part = [(n, lv) for n, lv in rows if n.startswith(d + " ") or
-                any(n == p and d == dd for _, dd, p in row_names(reports) if p != "write")]
+        part = [(n, lv) for n, dd, lv in rows if dd == d]
         lvls = sorted(set().union(*(lv.keys() for _, lv in part)))
         print(f"{d}, p50 / mean ms (n per level; several reports: the range of their p50s,"
               " the pooled mean):\n")
@@ -124,7 +123,7 @@ def main(argv):
           " levels' standard errors; then level to level):\n")
     print("| metric | us per CPU [95 % CI] | steps, us per CPU |")
     print("|---|---|---|")
-    for name, lv in rows:
+    for name, _, lv in rows:
         f = fit(lv)
         if not f:
             continue
