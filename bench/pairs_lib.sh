@@ -87,14 +87,30 @@ bench_pairs() {
   done
 }
 
-# bench_table TITLE DRIVER:LABEL...: the table of ratios, one row per driver.
+# bench_table TITLE DRIVER:LABEL...: the table of ratios, one row per driver:
+# the median ratio, its min..max and a distribution-free 95 % interval of the
+# median (order statistics of the pairs' ratios, binomial ranks; none under 6
+# pairs): a goal such as ">= 0.98" is shown only when the interval's low end
+# clears it, not by a median that the next run moves by the spread.
 # CPUHP_BENCH_RATIOS=FILE also appends "DRIVER RATIO" per pair to FILE
 # (pool several runs: the median of all their pairs).
 bench_table() {
   local title=$1
   shift
   python3 - "$tmp/rows" "$title" "$cpu" "$ops" "$load_before" "$(cut -d' ' -f1-3 /proc/loadavg)" "$@" << 'EOF'
-import os, statistics, sys
+import math, os, statistics, sys
+def median_ci(xs, conf=0.95):
+    """Ranks (lo, hi) of the order statistics that cover the median with at
+    least conf, for n >= 6 (Bin(n, 1/2) tails); None below."""
+    n = len(xs)
+    if n < 6:
+        return None
+    k, tail = 0, 0.0  # largest k with P(Bin(n, 1/2) < k) <= (1 - conf) / 2
+    while tail + math.comb(n, k) / 2**n <= (1 - conf) / 2:
+        tail += math.comb(n, k) / 2**n
+        k += 1
+    s = sorted(xs)
+    return s[k - 1], s[n - k]
 rows, title, cpu, ops, load0, load1, specs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7:]
 raw = os.environ.get("CPUHP_BENCH_RATIOS")
 rate = {}
@@ -102,7 +118,7 @@ for line in open(rows):
     d, p, n, s = line.split()
     rate[(d, int(p))] = int(n) / float(s)
 print(f"{title}: cpu{cpu}, {ops} writes per run, load average {load0} before, {load1} after")
-print(f"{'driver':<46} {'n':>2} {'ops/s':>7} {'C loop':>7} {'ratio':>6} {'min..max':>12}")
+print(f"{'driver':<46} {'n':>2} {'ops/s':>7} {'C loop':>7} {'ratio':>6} {'min..max':>12} {'95% CI':>13}")
 for spec in specs:
     d, label = spec.split(":", 1)
     pairs = sorted(p for (k, p) in rate if k == d)
@@ -110,7 +126,8 @@ for spec in specs:
     a = [rate[(d, p)] for p in pairs]
     c = [rate[("cloop:" + d, p)] for p in pairs]
     print(f"{label:<46} {len(r):>2} {statistics.median(a):>7.1f} {statistics.median(c):>7.1f} "
-          f"{statistics.median(r):>6.3f} {min(r):>5.3f}..{max(r):<5.3f}")
+          f"{statistics.median(r):>6.3f} {min(r):>5.3f}..{max(r):<5.3f} "
+          + ("%.3f..%.3f" % ci if (ci := median_ci(r)) else "(< 6 pairs)"))
     if raw:  # one line per pair, so that runs can be pooled
         with open(raw, "a") as f:
             f.writelines(f"{d} {x:.4f}\n" for x in r)
