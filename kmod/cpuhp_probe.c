@@ -24,6 +24,7 @@
 #include <linux/atomic.h>
 #include <linux/cpu.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/kprobes.h>
 #include <linux/log2.h>
@@ -126,6 +127,7 @@ static DEFINE_MUTEX(cp_calib_mutex);
 
 /* Saved at entry in the kretprobe instance. */
 struct cp_entry {
+	struct cp_variant *var;
 	u64 start_ns;
 	s32 target_cpu;
 	u32 exec_cpu;
@@ -194,9 +196,27 @@ static unsigned long cp_arg0(struct pt_regs *regs)
 NOKPROBE_SYMBOL(cp_arg0);
 #endif
 
+/* Saved at entry by the histogram probes. */
+struct cp_hist_entry {
+	struct cp_probe *probe;
+	u64 start_ns;
+};
+
+/*
+ * The variant of an instance, for entry handlers only; NULL once its probe
+ * is going. unregister_kretprobes() clears an instance's kretprobe
+ * (rph->rp, kernels without rethook) before its grace period, so a return
+ * handler the kernel has just called can read NULL here: an Oops in
+ * cp_ret_handler on arm64 6.1 while rmmod raced a cpu_up. Entry handlers
+ * save what the return handler needs in ri->data and decline (non-zero:
+ * the instance is not armed) when the probe is going; the module's data
+ * outlives every running handler (the grace period waits for them).
+ */
 static struct cp_variant *cp_var_of(struct kretprobe_instance *ri)
 {
-	return container_of(get_kretprobe(ri), struct cp_variant, rp);
+	struct kretprobe *rp = get_kretprobe(ri);
+
+	return rp ? container_of(rp, struct cp_variant, rp) : NULL;
 }
 NOKPROBE_SYMBOL(cp_var_of);
 
@@ -209,9 +229,14 @@ NOKPROBE_SYMBOL(cp_elapsed);
 
 static int cp_entry_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct cp_probe *p = cp_var_of(ri)->probe;
+	struct cp_variant *v = cp_var_of(ri);
 	struct cp_entry *e = (struct cp_entry *)ri->data;
+	struct cp_probe *p;
 
+	if (!v)
+		return 1;
+	p = v->probe;
+	e->var = v;
 	e->exec_cpu = raw_smp_processor_id();
 	e->target_cpu = p->has_cpu_arg ? (s32)cp_arg0(regs) : (s32)e->exec_cpu;
 	e->online = num_online_cpus();
@@ -220,12 +245,32 @@ static int cp_entry_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(cp_entry_handler);
 
+/*
+ * Torture builds only (tests/vm/run_vm_test.sh, robust mode; never one that
+ * ships): the per-hit return handler lingers before it touches its
+ * instance, so the insmod/rmmod cycles find one running while
+ * unregister_kretprobes() clears the instance's kretprobe (cp_var_of()).
+ */
+#ifdef CPUHP_PROBE_TORTURE_RET_MS
+#define CP_TORTURE_RET_MS CPUHP_PROBE_TORTURE_RET_MS
+#else
+#define CP_TORTURE_RET_MS 0
+#endif
+
+static u64 cp_ret_clock(void)
+{
+	if (CP_TORTURE_RET_MS)
+		mdelay(CP_TORTURE_RET_MS);
+	return ktime_get_mono_fast_ns();
+}
+NOKPROBE_SYMBOL(cp_ret_clock);
+
 static int cp_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	u64 end_ns = ktime_get_mono_fast_ns();
-	struct cp_variant *v = cp_var_of(ri);
-	struct cp_probe *p = v->probe;
+	u64 end_ns = cp_ret_clock();
 	struct cp_entry *e = (struct cp_entry *)ri->data;
+	struct cp_variant *v = e->var;
+	struct cp_probe *p = v->probe;
 	struct cp_ring *ring;
 	struct cpuhp_probe_record *r;
 	unsigned long flags;
@@ -262,7 +307,13 @@ NOKPROBE_SYMBOL(cp_ret_handler);
 
 static int cp_nohz_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	*(u64 *)ri->data = ktime_get_mono_fast_ns();
+	struct cp_variant *v = cp_var_of(ri);
+	struct cp_hist_entry *e = (struct cp_hist_entry *)ri->data;
+
+	if (!v)
+		return 1;
+	e->probe = v->probe;
+	e->start_ns = ktime_get_mono_fast_ns();
 	return 0;
 }
 NOKPROBE_SYMBOL(cp_nohz_entry);
@@ -278,8 +329,9 @@ NOKPROBE_SYMBOL(cp_count_target);
 
 static int cp_nohz_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	u64 d = cp_elapsed(*(u64 *)ri->data, ktime_get_mono_fast_ns());
-	struct cp_probe *p = cp_var_of(ri)->probe;
+	struct cp_hist_entry *e = (struct cp_hist_entry *)ri->data;
+	u64 d = cp_elapsed(e->start_ns, ktime_get_mono_fast_ns());
+	struct cp_probe *p = e->probe;
 	unsigned int b = d ? min_t(unsigned int, ilog2(d), CPUHP_PROBE_HIST_BUCKETS - 1) : 0;
 	struct cp_nohz_stats *s;
 	unsigned long flags;
@@ -328,7 +380,7 @@ static int cp_place_one(struct cp_probe *p, const char *symbol, void *addr)
 	if (p->hist) {
 		v->rp.entry_handler = cp_nohz_entry;
 		v->rp.handler = cp_nohz_ret;
-		v->rp.data_size = sizeof(u64);
+		v->rp.data_size = sizeof(struct cp_hist_entry);
 		v->rp.maxactive = max_t(int, 64, 4 * num_possible_cpus());
 	} else {
 		v->rp.entry_handler = cp_entry_handler;
@@ -1109,6 +1161,8 @@ static int __init cp_init(void)
 	ret = misc_register(&cp_misc);
 	if (ret)
 		goto err_unplace;
+	if (CP_TORTURE_RET_MS)
+		pr_notice("torture build: return handlers linger %d ms\n", CP_TORTURE_RET_MS);
 	pr_info("%d of %d probes placed, /dev/%s ready (API %d)\n", placed,
 		CPUHP_PROBE_NR, cp_misc.name, CPUHP_PROBE_API_VERSION);
 	return 0;

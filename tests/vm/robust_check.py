@@ -20,7 +20,7 @@ text = open(console, errors="replace").read()
 outdir = os.path.join(work, "out")
 check = Checks()
 failures = check.failures
-files, status = decode_console(text, outdir)
+files, status = decode_console(text, outdir, check)
 phases = {}
 for name, edge, t in re.findall(r"==CPUHP== PHASE (\S+) (start|end) ([\d.]+)", text):
     phases.setdefault(name, {})[edge] = float(t)
@@ -77,6 +77,10 @@ loads = dmesg.count("probes placed, /dev/cpuhp_probe ready")
 summary["module_loads_in_dmesg"] = loads
 check(loads >= cyc.get("cycles_done", 0) + 1,
       f"dmesg shows {loads} module loads (cycles + 1 for the readers phase)")
+lingers = dmesg.count("cpuhp_probe: torture build: return handlers linger")
+check(loads > 0 and lingers == loads,
+      f"every load was the torture build, return handlers lingering for rmmod to meet "
+      f"({lingers} of {loads})")
 
 # What the kernel could have caught: debug options of this kernel.
 cfg = {}

@@ -142,6 +142,9 @@ fi
 mod=$work/mod
 rm -rf "$mod" && mkdir -p "$mod/kmod/uapi"
 cp "$src/Kbuild" "$mod/" && cp "$src"/kmod/Kbuild "$src"/kmod/*.c "$mod/kmod/" && cp "$src"/kmod/uapi/*.h "$mod/kmod/uapi/"
+# Robust mode loads a torture build: its return handlers linger 5 ms, so the
+# insmod/rmmod cycles meet one running (kmod/cpuhp_probe.c, cp_ret_clock()).
+[ "$mode" != robust ] || kmake+=("KCFLAGS=-DCPUHP_PROBE_TORTURE_RET_MS=${CPUHP_VM_TORTURE_RET_MS:-5}")
 # No module BTF: Debian's 6.12 headers ship vmlinux, so kbuild would run
 # pahole (package dwarves) on the .ko; nothing here reads a module's BTF.
 make -C "$hdrs" M="$mod" "${cross[@]}" "${kmake[@]}" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= modules >"$work/kbuild.log" 2>&1 ||
