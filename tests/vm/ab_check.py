@@ -20,8 +20,8 @@ from vmlib import Checks, decode_console, kernel_splats  # noqa: E402
 
 log, work, qrc, out = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 text = open(log, errors="replace").read()
-files, status = decode_console(text, os.path.join(work, "out"))
 check = Checks()
+files, status = decode_console(text, os.path.join(work, "out"), check)
 check("==CPUHP== DONE" in text, f"the guest finished (QEMU exit {qrc})")
 up = re.search(r"==CPUHP== guest up: online (\S+) kernel (\S+)", text)
 check(up is not None, "the guest reached /init" + (f": kernel {up.group(2)}" if up else ""))

@@ -21,7 +21,7 @@ text = open(console, errors="replace").read()
 outdir = os.path.join(work, "out")
 check = Checks()
 failures = check.failures
-files, status = decode_console(text, outdir)
+files, status = decode_console(text, outdir, check)
 
 check("==CPUHP== DONE" in text, "guest reached the end of /init")
 steps = ("daemon_nomod", "insmod", "check", "daemon_withmod", "dump", "rmmod", "daemon_nomod2")

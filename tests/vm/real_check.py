@@ -34,7 +34,7 @@ from vmlib import Checks, decode_console, kernel_splats
 console, work, tests, qrc = sys.argv[1:5]
 text = open(console, errors="replace").read()
 check = Checks()
-files, status = decode_console(text, os.path.join(work, "out"))
+files, status = decode_console(text, os.path.join(work, "out"), check)
 
 m = re.search(r"==CPUHP== guest up: online (\S+) kernel (\S+)", text)
 check(m is not None, "guest booted and ran /init")

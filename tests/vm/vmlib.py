@@ -4,18 +4,40 @@ guest printed on its console (==CPUHP== BEGIN/END base64 blocks, STATUS
 lines), one "ok"/"FAIL" line per check, and what counts as a kernel problem
 in a guest log."""
 import base64
+import binascii
 import os
 import re
 
 
-def decode_console(text, outdir):
-    """Writes every BEGIN/END block into outdir; returns (files, status)."""
+B64_LINE = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+KERNEL_LINE = re.compile(r"\[\s*\d+\.\d+\] ")
+
+
+def decode_console(text, outdir, check):
+    """Writes every BEGIN/END block into outdir; returns (files, status).
+    A kernel message the console printed inside a block is dropped; any
+    other line that is not base64 (the shell's "Segmentation fault" when
+    base64 itself died) fails the block, as does one that does not decode:
+    a failed check naming the block, and no file, never an exception."""
     os.makedirs(outdir, exist_ok=True)
     files = {}
     for m in re.finditer(r"==CPUHP== BEGIN (\S+)\n(.*?)==CPUHP== END \1\n", text, re.S):
-        data = base64.b64decode("".join(m.group(2).split()))
-        files[m.group(1)] = data
-        with open(os.path.join(outdir, m.group(1)), "wb") as f:
+        name, lines = m.group(1), m.group(2).splitlines()
+        foreign = [ln for ln in lines if not B64_LINE.fullmatch(ln.strip())]
+        alien = [ln for ln in foreign if not KERNEL_LINE.match(ln)]
+        if alien:
+            check(False, f"console block {name}: only base64 between its markers (got {alien[:3]!r})")
+            continue
+        try:
+            data = base64.b64decode("".join(ln.strip() for ln in lines if ln not in foreign),
+                                    validate=True)
+        except binascii.Error as e:
+            check(False, f"console block {name}: decodes ({e})")
+            continue
+        if foreign:
+            print(f"note {name}: {len(foreign)} kernel line(s) printed inside the block, dropped")
+        files[name] = data
+        with open(os.path.join(outdir, name), "wb") as f:
             f.write(data)
     return files, dict(re.findall(r"==CPUHP== STATUS (\S+) (-?\d+)", text))
 
