@@ -122,7 +122,11 @@ class HealthTest(lib.RealCpuCase):
             for _ in range(50):
                 write_kmsg("cpuhp-stress test: a benign line", level=6)
 
-        rc, out, err = self.run_writing_kmsg(self.args("--iterations", "100"), 1, benign_lines, 300)
+        # A 5 ms interval keeps the CPU offline for several polls: at the
+        # default, a ppc64el guest's 100 operations went by unseen, nothing
+        # was written, and the reader rightly read nothing.
+        rc, out, err = self.run_writing_kmsg(self.args("--iterations", "100", "--interval", "5ms"),
+                                             1, benign_lines, 300)
         self.assertEqual(rc, 0, f"stdout:\n{out}\nstderr:\n{err}")
         r = self.load()
         h = r["timing_sources"]["kmsg_health"]
@@ -145,13 +149,16 @@ class HealthTest(lib.RealCpuCase):
 
     def run_writing_kmsg(self, args, offlines, write, timeout):
         """Runs the tool; calls write() once it has taken the CPU offline
-        `offlines` times. Returns (exit code, stdout, stderr)."""
+        `offlines` times, and fails the test if the run ended first.
+        Returns (exit code, stdout, stderr)."""
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         done = threading.Event()
+        wrote = []
 
         def writer():
             if after_offlines(offlines, done):
                 write()
+                wrote.append(True)
 
         t = threading.Thread(target=writer)
         t.start()
@@ -160,6 +167,8 @@ class HealthTest(lib.RealCpuCase):
         finally:
             done.set()
             t.join()
+        self.assertTrue(wrote, f"the run ended before this test saw cpu{CPU} go offline "
+                        f"{offlines} times: nothing was written to /dev/kmsg\nstdout:\n{out}")
         return proc.returncode, out, err
 
     def test_a_warning_mid_run_is_caught_with_its_operation(self):
