@@ -2,9 +2,17 @@
 // Per-operation costs of the pipeline's parts (Google Benchmark).
 #include <benchmark/benchmark.h>
 
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "machine/hotplug_states.h"
 #include "machine/sim_cpu_control.h"
 #include "run/oplog.h"
 #include "run/runner.h"
+#include "sources/trace_parser.h"
+#include "sources/tracefs_source.h"
 #include "stats/histogram.h"
 #include "stats/run_stats.h"
 #include "util/rng.h"
@@ -65,6 +73,55 @@ void BM_RunnerSim(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * 100000);
 }
 BENCHMARK(BM_RunnerSim)->Unit(benchmark::kMillisecond);
+
+std::string TraceFixture(const std::string& name) {
+  std::ifstream f(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/trace/" + name);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// What a drain does per write once the events are decoded: pair enters with
+// exits, join the steps to their write, add them to the per-state tables.
+// A real offline+online of cpu1 (x86_64 6.18 fixture, 174 events), again and
+// again into one joiner, as in a run; per write.
+void BM_JoinWrite(benchmark::State& state) {
+  HotplugStates states;
+  if (!ParseHotplugStates(TraceFixture("x86_64-6.18.states"), &states)) {
+    state.SkipWithError("tests/fixtures/trace/x86_64-6.18.states does not parse");
+    return;
+  }
+  std::vector<TraceEvent> events;
+  std::istringstream lines(TraceFixture("x86_64-6.18-cpu1-offline-online.trace"));
+  for (std::string line; std::getline(lines, line);) {
+    TraceEvent ev;
+    if (!line.empty() && line[0] != '#' && ParseTraceLine(line, &ev) && ev.kind != TraceKind::kLost)
+      events.push_back(ev);
+  }
+  auto op = [](uint64_t i, Direction dir, uint64_t start_us, uint64_t dur_us, int online) {
+    OpRecord r;
+    r.index = i;
+    r.cpu = 1;
+    r.dir = dir;
+    r.start_ns = start_us * 1000;
+    r.duration_ns = dur_us * 1000;
+    r.online_before = online;
+    return r;
+  };
+  const std::vector<OpRecord> ops = {op(0, Direction::kOffline, 2497383000, 50000, 2),
+                                     op(1, Direction::kOnline, 2497468000, 4700, 1)};
+  TraceJoiner j(states);
+  for (auto _ : state) {
+    for (const TraceEvent& ev : events)
+      j.FeedEvent(ev);
+    j.EndOperations(ops);
+  }
+  if (j.stats().ops_with_steps() != 2 * static_cast<uint64_t>(state.iterations()))
+    state.SkipWithError("the fixture's steps did not join to both writes");
+  state.SetItemsProcessed(state.iterations() * 2);
+  state.counters["events_per_write"] = static_cast<double>(events.size()) / 2;
+}
+BENCHMARK(BM_JoinWrite);
 
 }  // namespace
 }  // namespace cpuhp

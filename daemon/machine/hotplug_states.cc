@@ -10,9 +10,10 @@
 
 namespace cpuhp {
 
-std::string HotplugStates::Name(int number) const {
+const std::string& HotplugStates::Name(int number) const {
+  static const std::string kNone;
   auto it = by_number.find(number);
-  return it == by_number.end() ? std::string() : it->second;
+  return it == by_number.end() ? kNone : it->second;
 }
 
 int HotplugStates::Number(std::string_view name) const {

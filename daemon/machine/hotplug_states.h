@@ -14,7 +14,7 @@ struct HotplugStates {
   std::map<int, std::string> by_number;
 
   // "" when the number has no named state (unnamed or dynamic slots).
-  std::string Name(int number) const;
+  const std::string& Name(int number) const;
   // -1 when no state has this name.
   int Number(std::string_view name) const;
 };

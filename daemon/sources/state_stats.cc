@@ -9,45 +9,93 @@
 namespace cpuhp {
 namespace {
 
-constexpr const char* kHandoff = "cpuhp_kick_ap_work";
+constexpr std::string_view kHandoff = "cpuhp_kick_ap_work";
+const std::string kNoState;
 
 nlohmann::json Brief(const Histogram& h) {
   return {{"count", h.count()},           {"min_ns", h.min_ns()}, {"p50_ns", h.PercentileNs(50)},
           {"p99_ns", h.PercentileNs(99)}, {"max_ns", h.max_ns()}, {"mean_ns", h.mean_ns()}};
 }
 
+// The length of a union of [begin, end) intervals added in begin order.
+class SortedUnion {
+ public:
+  void Add(uint64_t b, uint64_t e) {
+    if (e <= b)
+      return;
+    if (have_ && b <= cur_e_) {
+      cur_e_ = std::max(cur_e_, e);
+      return;
+    }
+    if (have_)
+      total_ += cur_e_ - cur_b_;
+    cur_b_ = b;
+    cur_e_ = e;
+    have_ = true;
+  }
+  uint64_t Total() const { return total_ + (have_ ? cur_e_ - cur_b_ : 0); }
+
+ private:
+  uint64_t total_ = 0, cur_b_ = 0, cur_e_ = 0;
+  bool have_ = false;
+};
+
 }  // namespace
 
 uint64_t UnionLengthNs(std::vector<std::pair<uint64_t, uint64_t>> iv) {
   std::sort(iv.begin(), iv.end());
-  uint64_t total = 0, cur_b = 0, cur_e = 0;
-  bool have = false;
-  for (const auto& [b, e] : iv) {
-    if (e <= b)
-      continue;
-    if (have && b <= cur_e) {
-      cur_e = std::max(cur_e, e);
-      continue;
-    }
-    if (have)
-      total += cur_e - cur_b;
-    cur_b = b;
-    cur_e = e;
-    have = true;
-  }
-  if (have)
-    total += cur_e - cur_b;
-  return total;
+  SortedUnion u;
+  for (const auto& [b, e] : iv)
+    u.Add(b, e);
+  return u.Total();
 }
 
-std::string KernelStateStats::PhaseName(const TraceStep& s) const {
+KernelStateStats::KernelStateStats(HotplugStates states) : states_(std::move(states)) {
+  for (const auto& [n, name] : states_.by_number)
+    if (name == "cpu:teardown" || name == "sched:active" || name == "cpu:bringup" ||
+        name == "cpu:kick_ap")
+      phase_states_.push_back(n);
+}
+
+std::string_view KernelStateStats::PhaseName(const TraceStep& s) const {
   if (s.fun == kHandoff)
     return s.fun;
-  const std::string state = states_.Name(s.idx);
-  if (state == "cpu:teardown" || state == "sched:active" || state == "cpu:bringup" ||
-      state == "cpu:kick_ap")
-    return s.fun.empty() ? state : s.fun;
-  return {};
+  if (std::find(phase_states_.begin(), phase_states_.end(), s.idx) == phase_states_.end())
+    return {};
+  return s.fun.empty() ? std::string_view(states_.Name(s.idx)) : std::string_view(s.fun);
+}
+
+uint64_t KernelStateStats::SelfTimes() {
+  const auto& iv = clipped_;
+  const size_t n = iv.size();
+  // By begin, the longer of two first, then in step order: the steps nested
+  // in step i are among those after it that begin before it ends (of two
+  // identical intervals the later is inside). They come in begin order, so
+  // their union is one merging pass.
+  order_.resize(n);
+  for (size_t i = 0; i < n; ++i)
+    order_[i] = static_cast<uint32_t>(i);
+  std::sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+    if (iv[a].first != iv[b].first)
+      return iv[a].first < iv[b].first;
+    if (iv[a].second != iv[b].second)
+      return iv[a].second > iv[b].second;
+    return a < b;
+  });
+  self_.assign(n, 0);
+  for (size_t k = 0; k < n; ++k) {
+    const auto [b, e] = iv[order_[k]];
+    SortedUnion inner;
+    // A step beginning after e could be inside only if it were empty.
+    for (size_t m = k + 1; m < n && iv[order_[m]].first <= e; ++m)
+      if (iv[order_[m]].second <= e)
+        inner.Add(iv[order_[m]].first, iv[order_[m]].second);
+    self_[order_[k]] = (e - b) - std::min(e - b, inner.Total());
+  }
+  SortedUnion all;
+  for (uint32_t i : order_)
+    all.Add(iv[i].first, iv[i].second);
+  return all.Total();
 }
 
 void KernelStateStats::AddOperation(const OpRecord& rec, const std::vector<TraceStep>& steps) {
@@ -63,48 +111,43 @@ void KernelStateStats::AddOperation(const OpRecord& rec, const std::vector<Trace
   }
   ++ops_with_steps_;
   const uint64_t w0 = rec.start_ns, w1 = rec.start_ns + rec.duration_ns;
-  auto clip = [&](const TraceStep& s) {
-    return std::pair<uint64_t, uint64_t>{std::clamp(s.begin_ns, w0, w1),
-                                         std::clamp(s.end_ns, w0, w1)};
-  };
-  std::vector<std::pair<uint64_t, uint64_t>> all;
-  all.reserve(steps.size());
+  clipped_.clear();
   for (const TraceStep& s : steps)
-    all.push_back(clip(s));
+    clipped_.emplace_back(std::clamp(s.begin_ns, w0, w1), std::clamp(s.end_ns, w0, w1));
+  const uint64_t sum = SelfTimes();
 
   for (size_t i = 0; i < steps.size(); ++i) {
     const TraceStep& s = steps[i];
-    const auto [b, e] = all[i];
-    // Steps inside this one; of two identical intervals the later is inside.
-    std::vector<std::pair<uint64_t, uint64_t>> inner;
-    for (size_t j = 0; j < steps.size(); ++j) {
-      if (j == i || all[j].first < b || all[j].second > e)
-        continue;
-      if (all[j] == all[i] && j < i)
-        continue;
-      inner.push_back(all[j]);
-    }
     const uint64_t dur = s.end_ns - s.begin_ns;
-    const uint64_t self = (e - b) - std::min(e - b, UnionLengthNs(std::move(inner)));
     const int number = s.fun == kHandoff ? -1 : s.idx;
-    StateEntry& st = by_state_[{dir, static_cast<int>(s.where), number, s.fun}];
+    const auto key =
+        std::make_tuple(dir, static_cast<int>(s.where), number, std::string_view(s.fun));
+    auto it = by_state_.find(key);
+    if (it == by_state_.end())
+      it = by_state_.emplace(StateKey{dir, static_cast<int>(s.where), number, s.fun}, StateEntry{})
+               .first;
+    StateEntry& st = it->second;
     st.inclusive.Record(dur);
     st.total_ns += dur;
-    st.self_ns += self;
+    st.self_ns += self_[i];
     st.multi = st.multi || s.multi;
     if (s.ret != 0)
       ++st.failed;
-    std::string phase = PhaseName(s);
+    const std::string_view phase = PhaseName(s);
     if (!phase.empty()) {
-      PhaseEntry& p = phases_[{phase, dir}];
-      p.state = s.fun == kHandoff ? "" : states_.Name(s.idx);
+      auto pit = phases_.find(std::make_pair(phase, dir));
+      if (pit == phases_.end())
+        pit = phases_.emplace(PhaseKey{std::string(phase), dir}, PhaseEntry{}).first;
+      PhaseEntry& p = pit->second;
+      const std::string& state = s.fun == kHandoff ? kNoState : states_.Name(s.idx);
+      if (p.state != state)
+        p.state = state;
       p.where = s.where;
       p.all.Record(dur);
       p.by_online[rec.online_before].Record(dur);
     }
   }
 
-  const uint64_t sum = UnionLengthNs(all);
   const uint64_t rest = rec.duration_ns - sum;  // sum <= duration by clipping
   state_sum_[dir].Record(sum);
   unaccounted_[dir].Record(rest);

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -33,7 +34,7 @@ namespace cpuhp {
 
 class KernelStateStats {
  public:
-  explicit KernelStateStats(HotplugStates states) : states_(std::move(states)) {}
+  explicit KernelStateStats(HotplugStates states);
 
   // One finished operation and the steps attributed to it (those of rec.cpu
   // that began inside the write).
@@ -65,16 +66,33 @@ class KernelStateStats {
     Histogram all;
     std::map<int, Histogram> by_online;
   };
-  // (direction, where, state number, function)
+  // (direction, where, state number, function); found by a key of views
+  // (std::less<>), made only for a new entry.
   using StateKey = std::tuple<int, int, int, std::string>;
-  // (phase name, direction)
+  // (phase name, direction), found by (std::string_view, int)
   using PhaseKey = std::pair<std::string, int>;
+  struct PhaseLess {
+    using is_transparent = void;
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      const std::string_view x = a.first, y = b.first;
+      return x != y ? x < y : a.second < b.second;
+    }
+  };
 
-  std::string PhaseName(const TraceStep& s) const;
+  std::string_view PhaseName(const TraceStep& s) const;
+  // Self time of each step (its clipped length minus the union of the
+  // steps nested in it) into self_; returns the union of all of them.
+  uint64_t SelfTimes();
 
   HotplugStates states_;
-  std::map<StateKey, StateEntry> by_state_;
-  std::map<PhaseKey, PhaseEntry> phases_;
+  std::vector<int> phase_states_;  // numbers of the states that are phases
+  std::map<StateKey, StateEntry, std::less<>> by_state_;
+  std::map<PhaseKey, PhaseEntry, PhaseLess> phases_;
+  // One operation's scratch, kept to spare the allocations.
+  std::vector<std::pair<uint64_t, uint64_t>> clipped_;
+  std::vector<uint32_t> order_;
+  std::vector<uint64_t> self_;
   Histogram state_sum_[kDirections];
   Histogram unaccounted_[kDirections];
   double max_fraction_[kDirections] = {0, 0};

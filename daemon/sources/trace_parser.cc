@@ -157,10 +157,14 @@ const char* StepWhereName(StepWhere w) {
 }
 
 StepWhere ClassifyTask(std::string_view comm, int target_cpu) {
-  const std::string n = std::to_string(target_cpu);
-  if (comm == "cpuhp/" + n)
+  char buf[16];
+  const std::string_view n(buf, std::to_chars(buf, buf + sizeof(buf), target_cpu).ptr);
+  auto is = [&](std::string_view prefix) {  // comm == prefix + n
+    return comm.size() == prefix.size() + n.size() && comm.starts_with(prefix) && comm.ends_with(n);
+  };
+  if (is("cpuhp/"))
     return StepWhere::kCpuhpThread;
-  if (comm == "migration/" + n || comm == "swapper/" + n)
+  if (is("migration/") || is("swapper/"))
     return StepWhere::kTargetCpu;
   return StepWhere::kControl;
 }
@@ -168,38 +172,36 @@ StepWhere ClassifyTask(std::string_view comm, int target_cpu) {
 void StepMatcher::Feed(const TraceEvent& ev, std::vector<TraceStep>* out) {
   if (ev.kind == TraceKind::kLost)
     return;
-  std::vector<Open>& stack = stacks_[ev.pid];
+  std::vector<TraceStep>& stack = stacks_[ev.pid];
   if (ev.kind != TraceKind::kExit) {
     if (stack.size() >= kMaxDepth) {  // a task cannot nest this deep: stale
       unmatched_enters_ += stack.size();
       stack.clear();
     }
-    Open o;
-    o.step.cpu = ev.cpu;
-    o.step.idx = ev.idx;
-    o.step.fun = ev.fun;
-    o.step.where = ClassifyTask(ev.comm, ev.cpu);
-    o.step.multi = ev.kind == TraceKind::kMultiEnter;
-    o.step.begin_ns = ev.ts_ns;
-    o.comm = ev.comm;
-    stack.push_back(std::move(o));
+    TraceStep& step = stack.emplace_back();
+    step.cpu = ev.cpu;
+    step.idx = ev.idx;
+    step.fun = ev.fun;
+    step.where = ClassifyTask(ev.comm, ev.cpu);
+    step.multi = ev.kind == TraceKind::kMultiEnter;
+    step.begin_ns = ev.ts_ns;
     return;
   }
+  bool matched = false;
   for (size_t i = stack.size(); i-- > 0;) {
-    if (stack[i].step.cpu != ev.cpu || stack[i].step.idx != ev.idx)
+    if (stack[i].cpu != ev.cpu || stack[i].idx != ev.idx)
       continue;
     unmatched_enters_ += stack.size() - i - 1;
-    TraceStep step = std::move(stack[i].step);
+    TraceStep& step = out->emplace_back(std::move(stack[i]));
     stack.resize(i);
     step.ret = ev.ret;
     step.end_ns = ev.ts_ns < step.begin_ns ? step.begin_ns : ev.ts_ns;
-    out->push_back(std::move(step));
-    if (stack.empty())
-      stacks_.erase(ev.pid);
-    return;
+    matched = true;
+    break;
   }
-  ++unmatched_exits_;
-  if (stack.empty())
+  if (!matched)
+    ++unmatched_exits_;
+  if (stack.empty() && stacks_.size() > kKeptStacks)
     stacks_.erase(ev.pid);
 }
 

@@ -75,12 +75,11 @@ class StepMatcher {
   size_t open() const;
 
  private:
-  struct Open {
-    TraceStep step;
-    std::string comm;
-  };
   static constexpr size_t kMaxDepth = 64;
-  std::unordered_map<int, std::vector<Open>> stacks_;
+  // A task's empty stack is kept for its next enter, until this many tasks
+  // have one.
+  static constexpr size_t kKeptStacks = 256;
+  std::unordered_map<int, std::vector<TraceStep>> stacks_;
   uint64_t unmatched_exits_ = 0;
   uint64_t unmatched_enters_ = 0;
 };

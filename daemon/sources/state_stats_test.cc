@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0
+// Self times and state sums of KernelStateStats against the definition
+// (tests of it on recorded traces are in tracefs_source_test.cc).
+#include "sources/state_stats.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "util/rng.h"
+
+namespace cpuhp {
+namespace {
+
+using Interval = std::pair<uint64_t, uint64_t>;
+
+// The definition, all pairs: a step's self time is its length clipped to
+// the write minus the union of the steps inside it (of two identical
+// intervals the later is inside the earlier).
+std::vector<uint64_t> SelfByDefinition(const std::vector<Interval>& iv) {
+  std::vector<uint64_t> self;
+  for (size_t i = 0; i < iv.size(); ++i) {
+    const auto [b, e] = iv[i];
+    std::vector<Interval> inner;
+    for (size_t j = 0; j < iv.size(); ++j) {
+      if (j == i || iv[j].first < b || iv[j].second > e || (iv[j] == iv[i] && j < i))
+        continue;
+      inner.push_back(iv[j]);
+    }
+    self.push_back((e - b) - std::min(e - b, UnionLengthNs(inner)));
+  }
+  return self;
+}
+
+// Random steps on a coarse grid (ties, identical and empty intervals, steps
+// reaching outside the write), each its own state: the report's self_ns per
+// state and the operation's state sum must be the definition's.
+TEST(KernelStateStats, SelfTimesAndStateSumAreTheDefinitions) {
+  Rng rng(17);
+  for (int round = 0; round < 2000; ++round) {
+    const size_t n = 1 + rng.Next() % 40;
+    const uint64_t w0 = 1000, w1 = 1000 + 10 * (1 + rng.Next() % 30);
+    OpRecord rec;
+    rec.index = static_cast<uint64_t>(round);
+    rec.cpu = 1;
+    rec.dir = Direction::kOffline;
+    rec.start_ns = w0;
+    rec.duration_ns = w1 - w0;
+    std::vector<TraceStep> steps;
+    std::vector<Interval> clipped;
+    for (size_t i = 0; i < n; ++i) {
+      TraceStep s;
+      s.cpu = 1;
+      s.idx = static_cast<int>(i);
+      s.fun = "f" + std::to_string(i);
+      if (i > 0 && rng.Next() % 8 == 0) {  // an identical copy of an earlier step
+        const TraceStep& o = steps[rng.Next() % i];
+        s.begin_ns = o.begin_ns;
+        s.end_ns = o.end_ns;
+      } else {
+        s.begin_ns = w0 - 50 + 10 * (rng.Next() % 40);
+        s.end_ns = s.begin_ns + 10 * (rng.Next() % 12);
+      }
+      clipped.emplace_back(std::clamp(s.begin_ns, w0, w1), std::clamp(s.end_ns, w0, w1));
+      steps.push_back(s);
+    }
+    KernelStateStats stats{HotplugStates{}};
+    stats.AddOperation(rec, steps);
+    const nlohmann::json j = stats.ToJson();
+    const std::vector<uint64_t> want = SelfByDefinition(clipped);
+    std::map<std::string, uint64_t> got;
+    for (const auto& s : j["kernel_states"])
+      got[s["function"].get<std::string>()] = s["self_ns"].get<uint64_t>();
+    ASSERT_EQ(got.size(), n) << "round " << round;
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(got["f" + std::to_string(i)], want[i]) << "round " << round << ", step " << i;
+    ASSERT_EQ(j["first_operations"][0]["state_sum_ns"].get<uint64_t>(), UnionLengthNs(clipped))
+        << "round " << round;
+  }
+}
+
+}  // namespace
+}  // namespace cpuhp
