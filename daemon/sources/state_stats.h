@@ -67,8 +67,19 @@ class KernelStateStats {
     std::map<int, Histogram> by_online;
   };
   // (direction, where, state number, function); found by a key of views
-  // (std::less<>), made only for a new entry.
+  // (StateLess), made only for a new entry.
   using StateKey = std::tuple<int, int, int, std::string>;
+  struct StateLess {
+    using is_transparent = void;
+    template <class K>
+    static std::tuple<int, int, int, std::string_view> View(const K& k) {
+      return {std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k)};
+    }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const {
+      return View(a) < View(b);
+    }
+  };
   // (phase name, direction), found by (std::string_view, int)
   using PhaseKey = std::pair<std::string, int>;
   struct PhaseLess {
@@ -87,7 +98,7 @@ class KernelStateStats {
 
   HotplugStates states_;
   std::vector<int> phase_states_;  // numbers of the states that are phases
-  std::map<StateKey, StateEntry, std::less<>> by_state_;
+  std::map<StateKey, StateEntry, StateLess> by_state_;
   std::map<PhaseKey, PhaseEntry, PhaseLess> phases_;
   // One operation's scratch, kept to spare the allocations.
   std::vector<std::pair<uint64_t, uint64_t>> clipped_;
