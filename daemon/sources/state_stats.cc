@@ -10,7 +10,6 @@ namespace cpuhp {
 namespace {
 
 constexpr std::string_view kHandoff = "cpuhp_kick_ap_work";
-const std::string kNoState;
 
 nlohmann::json Brief(const Histogram& h) {
   return {{"count", h.count()},           {"min_ns", h.min_ns()}, {"p50_ns", h.PercentileNs(50)},
@@ -139,7 +138,7 @@ void KernelStateStats::AddOperation(const OpRecord& rec, const std::vector<Trace
       if (pit == phases_.end())
         pit = phases_.emplace(PhaseKey{std::string(phase), dir}, PhaseEntry{}).first;
       PhaseEntry& p = pit->second;
-      const std::string& state = s.fun == kHandoff ? kNoState : states_.Name(s.idx);
+      const std::string_view state = s.fun == kHandoff ? std::string_view() : states_.Name(s.idx);
       if (p.state != state)
         p.state = state;
       p.where = s.where;
