@@ -111,7 +111,21 @@ while [ "$r" -lt "$rounds" ]; do
 	done
 	r=$((r + 1))
 done
-sleeploop 500 > /dev/null
+# The targets review wants hits aimed beyond the two per-CPU counters:
+# get_nohz_timer_target returns the calling CPU when it is busy, so the
+# loop runs pinned on each CPU from cpu2 on (left to the scheduler, a
+# 4-vCPU pseries guest once kept it on cpu1 for all 500 sleeps: targets
+# [114, 550, 0, 0]). With nohz_full the housekeeping CPUs are the targets
+# whoever calls; with 2 CPUs there is no cpu2.
+hi=""
+for c in $hp; do [ "$c" -ge 2 ] && hi="$hi $c"; done
+if [ -n "$nohz_cpu" ] || [ -z "$hi" ]; then
+	sleeploop 500 > /dev/null
+else
+	for c in $hi; do
+		busybox taskset -c "$c" cpuhp_probe_dump sleeploop 250 > /dev/null
+	done
+fi
 review gaps gaps
 review targets targets
 rmmod cpuhp_probe
