@@ -66,28 +66,25 @@ class KernelStateStats {
     Histogram all;
     std::map<int, Histogram> by_online;
   };
-  // (direction, where, state number, function); found by a key of views
-  // (StateLess), made only for a new entry.
+  // The tables' keys own their strings; lookups pass the same fields with
+  // string views (ViewLess) and a key is made only for a new entry.
+  // (direction, where, state number, function)
   using StateKey = std::tuple<int, int, int, std::string>;
-  struct StateLess {
+  // (phase name, direction)
+  using PhaseKey = std::pair<std::string, int>;
+  struct ViewLess {
     using is_transparent = void;
-    template <class K>
-    static std::tuple<int, int, int, std::string_view> View(const K& k) {
+    template <class S>
+    static std::tuple<int, int, int, std::string_view> View(const std::tuple<int, int, int, S>& k) {
       return {std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k)};
+    }
+    template <class S>
+    static std::pair<std::string_view, int> View(const std::pair<S, int>& k) {
+      return {k.first, k.second};
     }
     template <class A, class B>
     bool operator()(const A& a, const B& b) const {
       return View(a) < View(b);
-    }
-  };
-  // (phase name, direction), found by (std::string_view, int)
-  using PhaseKey = std::pair<std::string, int>;
-  struct PhaseLess {
-    using is_transparent = void;
-    template <class A, class B>
-    bool operator()(const A& a, const B& b) const {
-      const std::string_view x = a.first, y = b.first;
-      return x != y ? x < y : a.second < b.second;
     }
   };
 
@@ -98,8 +95,8 @@ class KernelStateStats {
 
   HotplugStates states_;
   std::vector<int> phase_states_;  // numbers of the states that are phases
-  std::map<StateKey, StateEntry, StateLess> by_state_;
-  std::map<PhaseKey, PhaseEntry, PhaseLess> phases_;
+  std::map<StateKey, StateEntry, ViewLess> by_state_;
+  std::map<PhaseKey, PhaseEntry, ViewLess> phases_;
   // One operation's scratch, kept to spare the allocations.
   std::vector<std::pair<uint64_t, uint64_t>> clipped_;
   std::vector<uint32_t> order_;
