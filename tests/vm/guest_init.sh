@@ -14,9 +14,10 @@ pattern=${cpuhp_pattern:-roundrobin}
 # stays there without a get_nohz_timer_target call, so a loop on such a CPU
 # never reaches the probe; on a nohz_full CPU every start does.
 nohz_cpu=$(sed -n 's/^\([0-9][0-9]*\).*/\1/p' /sys/devices/system/cpu/nohz_full 2>/dev/null)
-sleeploop() {  # sleeploop N: cpuhp_probe_dump sleeploop N, there
-	if [ -n "$nohz_cpu" ]; then
-		busybox taskset -c "$nohz_cpu" cpuhp_probe_dump sleeploop "$1"
+sleeploop() {  # sleeploop N [CPU]: cpuhp_probe_dump sleeploop N, there or on CPU
+	loop_cpu=${2:-$nohz_cpu}
+	if [ -n "$loop_cpu" ]; then
+		busybox taskset -c "$loop_cpu" cpuhp_probe_dump sleeploop "$1"
 	else
 		cpuhp_probe_dump sleeploop "$1"
 	fi
@@ -123,7 +124,7 @@ if [ -n "$nohz_cpu" ] || [ -z "$hi" ]; then
 	sleeploop 500 > /dev/null
 else
 	for c in $hi; do
-		busybox taskset -c "$c" cpuhp_probe_dump sleeploop 250 > /dev/null
+		sleeploop 250 "$c" > /dev/null
 	done
 fi
 review gaps gaps
