@@ -219,7 +219,9 @@ class FirstContact(unittest.TestCase):
         p = run("merge", "-o", self.path("a.json"), a1, a2)
         self.assertEqual(p.returncode, 0, p.stderr)
         pooled = self.load("a.json")
-        self.assertEqual(pooled["pooled"], {"reports": [a1, a2], "boots": 2})
+        self.assertEqual(pooled["pooled"]["reports"], [a1, a2])
+        self.assertEqual(pooled["pooled"]["boots"], 2)
+        self.assertEqual([r["seed"] for r in pooled["pooled"]["runs"]], [1, 2])
         ops = sum(self.load(os.path.basename(b))["totals"]["ops"] for b in (a1, a2))
         self.assertEqual(pooled["totals"]["ops"], ops)
         self.assertEqual(len(pooled["directions"]["offline"]["per_boot"]), 2)
@@ -247,6 +249,22 @@ class FirstContact(unittest.TestCase):
                 self.assertEqual(p.returncode, 2, p.stdout)
                 self.assertIn(needle, p.stderr)
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        # One run twice (issue 28): a file given twice, or merge run again
+        # with its own output among its inputs (issue 29); the first pool
+        # is left as it was.
+        before = self.load("a.json")
+        for args, files in ((["merge", "-o", self.path("x.json"), a1, a1], (a1, a1)),
+                            (["compare", "--base", a1, "--base", a1, "--cand", b1], (a1, a1)),
+                            (["merge", "-o", self.path("a.json"), a1, a2, self.path("a.json")],
+                             (a1, self.path("a.json") + " (a pooled report)"))):
+            with self.subTest(args=args):
+                p = run(*args)
+                self.assertEqual(p.returncode, 2, p.stdout)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                self.assertIn(f"the same run twice: {files[0]} and {files[1]} both hold the run",
+                              p.stderr)
+        self.assertFalse(os.path.exists(self.path("x.json")))
+        self.assertEqual(self.load("a.json"), before)
         (other,) = self.boots((5,), "--cpus", "1-3")
         p = run("merge", "-o", self.path("x.json"), a1, other)
         self.assertEqual(p.returncode, 2, p.stderr)

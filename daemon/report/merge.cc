@@ -8,6 +8,7 @@
 #include <set>
 
 #include "report/compare.h"
+#include "report/run_identity.h"
 #include "stats/histogram.h"
 #include "stats/run_stats.h"
 #include "util/exit_codes.h"
@@ -330,9 +331,12 @@ bool MergeReports(const std::vector<std::string>& paths, const std::vector<json>
   for (size_t i = 1; i < reports.size(); ++i)
     if (!CheckMergeable(reports[0], paths[0], reports[i], paths[i], err))
       return false;
+  if (!CheckDistinctRuns(paths, reports, err))
+    return false;
   std::vector<Input> inputs;
   Nodes nodes;
   json sources = json::array();
+  json runs = json::array();
   for (size_t i = 0; i < reports.size(); ++i) {
     const json& pooled = Get(reports[i], "pooled");
     const json& names = Get(pooled, "reports");
@@ -345,6 +349,8 @@ bool MergeReports(const std::vector<std::string>& paths, const std::vector<json>
     else
       for (uint64_t b = 0; b < in.boots; ++b)
         sources.push_back(paths[i]);
+    for (const std::optional<RunId>& id : RunsOf(reports[i]))
+      runs.push_back(id ? RunIdToJson(*id) : json(nullptr));
     inputs.push_back(in);
     nodes.push_back(&reports[i]);
   }
@@ -404,7 +410,7 @@ bool MergeReports(const std::vector<std::string>& paths, const std::vector<json>
   r.erase("timeline");
   r.erase("soak");
   const uint64_t boots = sources.size();
-  r["pooled"] = {{"reports", std::move(sources)}, {"boots", boots}};
+  r["pooled"] = {{"reports", std::move(sources)}, {"boots", boots}, {"runs", std::move(runs)}};
   *out = std::move(r);
   return true;
 }

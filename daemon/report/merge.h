@@ -5,8 +5,10 @@
 //
 // Refused (one line naming the two files and the value): what compare
 // refuses (report/compare.h CheckComparable: CPU sets, backends, patterns,
-// intervals, interim against final) and another kernel release or schema
-// version: the inputs are boots of one kernel.
+// intervals, interim against final), another kernel release or schema
+// version (the inputs are boots of one kernel), and one run given twice
+// (report/run_identity.h: the same file twice, a copy, or a pooled report
+// with one of its own inputs).
 //
 // Pooled:
 //   latency summaries with a histogram  histograms summed bucket by bucket
@@ -38,10 +40,11 @@
 // (one boot's time series and restarts) are left out.
 //
 // The pooled report records its inputs: top-level "pooled": {"reports":
-// [paths], "boots": N}, and beside every pooled latency summary "per_boot":
-// [{"count", "p50_ns", "p99_ns"} or null, ...], one per boot in input order
-// (a boot lacking that row: null). An input that is itself pooled
-// contributes its boots and their per_boot entries.
+// [paths], "boots": N, "runs": [each boot's run (RunIdToJson) or null]},
+// and beside every pooled latency summary "per_boot": [{"count", "p50_ns",
+// "p99_ns"} or null, ...], one per boot in input order (a boot lacking that
+// row: null). An input that is itself pooled contributes its boots, their
+// runs and their per_boot entries.
 #pragma once
 
 #include <cstdio>

@@ -109,7 +109,8 @@ TEST(MergeTest, HistogramsAreSummedAndSummariesRecomputedFromTheSum) {
   EXPECT_EQ(phase["all"]["per_boot"].size(), 2u);
   EXPECT_EQ(phase["by_online"].size(), phase_a["by_online"].size());
   // The record of what was pooled; the result is a consistent report.
-  EXPECT_EQ(pooled["pooled"], json({{"reports", {"a.json", "b.json"}}, {"boots", 2}}));
+  EXPECT_EQ(pooled["pooled"]["reports"], json({"a.json", "b.json"}));
+  EXPECT_EQ(pooled["pooled"]["boots"], 2);
   EXPECT_FALSE(pooled.contains("timeline"));
   EXPECT_TRUE(CheckConsistent(pooled, "pooled", &err)) << err;
   json reread;
@@ -156,19 +157,77 @@ TEST(MergeTest, ARowOnlyOneBootHasIsPooledWithNullForTheOther) {
   EXPECT_TRUE(CheckConsistent(pooled, "pooled", &err)) << err;
 }
 
-// A pooled report merged again counts as its boots.
+// A pooled report merged again counts as its boots, and records their runs.
 TEST(MergeTest, APooledInputContributesItsBoots) {
   const json a = LoadFixture("report-real-guest-kmod.json");
   const json b = SlowerBoot(a);
+  json c = a;
+  c["host"]["boot_id"] = "third-boot";
   json ab, abc;
   std::string err;
   ASSERT_TRUE(MergeReports({"a.json", "b.json"}, {a, b}, &ab, &err)) << err;
-  ASSERT_TRUE(MergeReports({"ab.json", "c.json"}, {ab, a}, &abc, &err)) << err;
-  EXPECT_EQ(abc["pooled"], json({{"reports", {"a.json", "b.json", "c.json"}}, {"boots", 3}}));
+  ASSERT_TRUE(MergeReports({"ab.json", "c.json"}, {ab, c}, &abc, &err)) << err;
+  EXPECT_EQ(abc["pooled"]["reports"], json({"a.json", "b.json", "c.json"}));
+  EXPECT_EQ(abc["pooled"]["boots"], 3);
+  const json run = {{"started_at", "2026-11-30T07:30:31.127Z"}, {"seed", 3276210823200083250u}};
+  json runs = json::array();
+  for (const char* boot : {"2a639aa2-d4a9-45f1-9e28-0314e0fe6ae2", "second-boot", "third-boot"}) {
+    runs.push_back(run);
+    runs.back()["boot_id"] = boot;
+  }
+  EXPECT_EQ(abc["pooled"]["runs"], runs);
   const json& off = abc["directions"]["offline"];
   ASSERT_EQ(off["per_boot"].size(), 3u);
   EXPECT_EQ(off["per_boot"][1]["p50_ns"], b["directions"]["offline"]["p50_ns"]);
   EXPECT_EQ(off["count"].get<uint64_t>(), 3 * a["directions"]["offline"]["count"].get<uint64_t>());
+}
+
+// Issue 28 (5): one run pooled with itself would count as two boots and
+// narrow every interval on data measured once.
+TEST(MergeTest, TheSameRunTwiceIsRefusedNamingBothFiles) {
+  const json a = LoadFixture("report-real-guest-kmod.json");
+  json pooled;
+  std::string err;
+  EXPECT_FALSE(MergeReports({"a.json", "a.json"}, {a, a}, &pooled, &err));
+  EXPECT_EQ(err,
+            "the same run twice: a.json and a.json both hold the run started "
+            "2026-11-30T07:30:31.127Z on boot 2a639aa2-d4a9-45f1-9e28-0314e0fe6ae2 with seed "
+            "3276210823200083250; pool each run once");
+  // A copy of it under another name, and a pooled report with one of its inputs.
+  const json b = SlowerBoot(a);
+  json ab;
+  ASSERT_TRUE(MergeReports({"a.json", "b.json"}, {a, b}, &ab, &err)) << err;
+  EXPECT_FALSE(MergeReports({"a.json", "b.json", "copy.json"}, {a, b, a}, &pooled, &err));
+  EXPECT_NE(err.find(": a.json and copy.json both hold"), std::string::npos) << err;
+  EXPECT_FALSE(MergeReports({"ab.json", "b.json"}, {ab, b}, &pooled, &err));
+  EXPECT_EQ(err.find("the same run twice: ab.json (a pooled report) and b.json both hold the run "
+                     "started 2026-11-30T07:30:31.127Z on boot second-boot with seed "),
+            0u)
+      << err;
+}
+
+// Issue 29 (8): `merge res/*.json -o res/pooled.json` run a second time finds
+// its own output among the inputs.
+TEST(MergeTest, MergingAgainIntoItsOwnOutputIsRefused) {
+  const json a = LoadFixture("report-real-guest-kmod.json");
+  const std::string pa = WriteTemp(a);
+  const std::string pb = WriteTemp(SlowerBoot(a));
+  const std::string out = pa + ".pooled.json";
+  std::FILE* devnull = std::fopen("/dev/null", "w");
+  ASSERT_EQ(MergeCommand({pa, pb}, out, devnull), 0);
+  json first;
+  std::string err;
+  ASSERT_TRUE(LoadReport(out, &first, &err)) << err;
+  EXPECT_EQ(MergeCommand({pa, pb, out}, out, devnull), 2);
+  EXPECT_EQ(MergeCommand({pa, pa}, out, devnull), 2);
+  std::fclose(devnull);
+  // The first pool is left as it was.
+  json again;
+  ASSERT_TRUE(LoadReport(out, &again, &err)) << err;
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(again["pooled"]["boots"], 2);
+  for (const std::string& p : {pa, pb, out})
+    unlink(p.c_str());
 }
 
 TEST(MergeTest, OtherSetupsAreRefusedInOneLineNamingBothFiles) {
@@ -211,13 +270,14 @@ TEST(MergeTest, OtherSetupsAreRefusedInOneLineNamingBothFiles) {
   EXPECT_EQ(MergeCommand({pa, "/nonexistent.json"}, out, devnull), 2);
   EXPECT_EQ(MergeCommand({pa, pa}, "/nonexistent-dir/out.json", devnull), 2);
   EXPECT_NE(access(out.c_str(), F_OK), 0);
-  EXPECT_EQ(MergeCommand({pa, pa}, out, devnull), 0);
+  const std::string pb = WriteTemp(SlowerBoot(a));
+  EXPECT_EQ(MergeCommand({pa, pb}, out, devnull), 0);  // two boots
   std::fclose(devnull);
   json reread;
   EXPECT_TRUE(LoadReport(out, &reread, &err)) << err;
   EXPECT_TRUE(CheckConsistent(reread, out, &err)) << err;
   EXPECT_EQ(reread["pooled"]["boots"], 2);
-  for (const std::string& p : {pa, pk, ps, out})
+  for (const std::string& p : {pa, pb, pk, ps, out})
     unlink(p.c_str());
 }
 
