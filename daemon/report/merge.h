@@ -4,7 +4,7 @@
 // kernel patch boots each kernel several times).
 //
 // Refused (one line naming the two files and the value): what compare
-// refuses (report/compare.h CheckComparable: CPU sets, backends, patterns,
+// refuses (report/compare_input.h CheckComparable: CPU sets, backends, patterns,
 // intervals, interim against final) and another kernel release or schema
 // version: the inputs are boots of one kernel.
 //
