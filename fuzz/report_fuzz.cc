@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "report/compare.h"
+#include "report/compare_input.h"
+#include "report/compare_render.h"
 #include "report/html_report.h"
 #include "json_mutator.h"
 #include "report/report.h"

@@ -13,6 +13,8 @@
 #include "cli/commands.h"
 #include "config/config.h"
 #include "report/compare.h"
+#include "report/compare_input.h"
+#include "report/compare_thresholds.h"
 #include "report/merge.h"
 #include "report/report_formats.h"
 #include "run/progress.h"

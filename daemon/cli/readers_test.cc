@@ -16,6 +16,7 @@
 
 #include "machine/cpu_control.h"
 #include "report/compare.h"
+#include "report/compare_input.h"
 #include "report/report.h"
 #include "report/report_formats.h"
 #include "soak/checkpoint.h"

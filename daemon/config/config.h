@@ -3,6 +3,10 @@
 // Every key is documented in configs/README.md. Validation is strict: an
 // unknown key, a wrong type or an out-of-range value is one error line that
 // names the key path ("/sweep/cycles_per_level: ...").
+//
+// config.cc: loading, the JSON form, command-line values; config_keys.cc:
+// every key's name, range and setter; config_value.cc: checking one value
+// (type, range, the error line) and durations.
 #pragma once
 
 #include <cstdint>

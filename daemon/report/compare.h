@@ -29,6 +29,10 @@
 // below 1 - threshold; otherwise no change. A metric without CI (no buckets)
 // or with too few samples on one side for its quantile (fewer than 20 for
 // p50, than 10 beyond the quantile for p99: 1000) gets no verdict ("n/a").
+//
+// Reading and checking the reports: report/compare_input.h; the text,
+// Markdown and JSON renderings: report/compare_render.h; --threshold:
+// report/compare_thresholds.h.
 #pragma once
 
 #include <cstdint>
@@ -79,11 +83,6 @@ struct Metric {
   bool boots_disagree = false;
 };
 
-// The spread of each side's boots of one metric: "boots (ms): baseline
-// 1.100..1.200, candidate 1.000..1.300 (3 + 3); boots disagree, pooled
-// improved"; "" when a side has fewer than two boots.
-std::string MetricBootsSummary(const Metric& m);
-
 struct CompareRow {
   std::string group;  // "offline latency", "per_cpu offline", "kernel_phases"
   std::string label;  // "all", "8" (online CPUs), "cpu1", a path
@@ -130,52 +129,15 @@ struct Comparison {
   bool has_boots() const;
 };
 
-// Reads and sanity-checks one report (at most kMaxReportBytes; JSON read as
-// json_file.h does: bounded nesting, line and column in errors). On failure
-// *err is one line naming the file and the problem.
-inline constexpr size_t kMaxReportBytes = size_t{256} << 20;
-bool LoadReport(const std::string& path, nlohmann::json* out, std::string* err);
-// Sizes no report of ours comes near, so a crafted one is refused in one
-// line ("<file>: <JSON pointer>: ...") before it costs memory or minutes: a
-// 10-million-element array became 10 million map keys; each level row is
-// bootstrapped over all its buckets (a row of thousands costs a good part of
-// a second). Every "buckets" array is also at most a histogram's buckets.
-struct ReportLimits {
-  // Any array; the longest we write: per_cpu (one per CPU id, at most
-  // 65536), kernel log lines (4000), soak restarts.
-  size_t array_elements = 100000;
-  // per_online_count rows per direction: one per online count, 0..8192 on
-  // the largest kernel configs (NR_CPUS 8192, the config's limit too).
-  size_t level_rows = 8193;
-  // Buckets of all level rows together: a real row has tens to a few
-  // hundred (a 2000-operation sim run: 70), so this is thousands of rows.
-  size_t level_buckets = 1000000;
-};
-
-// The same checks on a report's text; `source` names it in errors.
-bool ParseReport(const std::string& text, const std::string& source, nlohmann::json* out,
-                 std::string* err, const ReportLimits& limits = ReportLimits{});
-// Both reports measure the same thing: same schema version, same CPU sets.
-// Refuses two runs whose numbers mean different things: other CPU sets, other
-// backends (sim against real), patterns or intervals, or an interim report
-// against a final one. *err: one line naming both values.
-bool CheckComparable(const nlohmann::json& base, const nlohmann::json& cand, std::string* err);
-// The same, naming the two reports base_name and cand_name instead of
-// "baseline" and "candidate" (merge names the two files).
-bool CheckComparableNamed(const nlohmann::json& base, const nlohmann::json& cand,
-                          const std::string& base_name, const std::string& cand_name,
-                          std::string* err);
-
 // The key compare (and merge) match an array element by: all its identity
 // fields ("direction=offline,state=...,function=...,where=..."), else its
 // index.
 std::string ElementKey(const nlohmann::json& e, size_t index);
 
-// Refuses a report whose latency summaries (count, min, p50, p99, max) are
-// not those of the histogram beside them: compare shows the summaries and
-// decides from the histograms, so they must agree. which: "baseline" or
-// "candidate", named in *err with the section and field.
-bool CheckConsistent(const nlohmann::json& report, const std::string& which, std::string* err);
+// Sections with a meaning compare knows (or that describe the run, not its
+// latency: "config", "directions", "per_cpu", ...); every other top-level
+// section is walked generically and a threshold may name its summaries.
+bool IsCoreSection(const std::string& section);
 
 Comparison Compare(const nlohmann::json& base, const nlohmann::json& cand,
                    const CompareOptions& opts);
@@ -183,21 +145,7 @@ Comparison Compare(const nlohmann::json& base, const nlohmann::json& cand,
 // seconds: `report --baseline` makes one per command, whatever it renders).
 uint64_t CompareCalls();
 
-std::string CompareText(const Comparison& c);
-std::string CompareMarkdown(const Comparison& c);
-nlohmann::json CompareJson(const Comparison& c);
-
-// "5%", "5", "0.5%" -> 0.05, 0.05, 0.005; "p99=20%" is an override, keyed
-// by a metric name (Metric::name, "offline.p50@online=8", or p50, p99,
-// offline, online, offline.p99); an unknown name is refused.
-
-bool ParseThreshold(const std::string& text, CompareOptions* opts, std::string* err);
-
 // Exit codes: 0 nothing regressed, 1 something did, 2 bad input.
-// Every --threshold override named a metric of this comparison; otherwise
-// *err names the first that did not (a typo would silently do nothing).
-bool CheckThresholdsUsed(const Comparison& c, std::string* err);
-
 // `output` ("" or "-": `out`) is written atomically, checked before the
 // reports are read.
 int CompareCommand(const std::string& base_path, const std::string& cand_path,

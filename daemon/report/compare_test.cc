@@ -11,6 +11,9 @@
 #include <set>
 #include <sstream>
 
+#include "report/compare_input.h"
+#include "report/compare_render.h"
+#include "report/compare_thresholds.h"
 #include "report/merge.h"
 #include "testing/synthetic_report.h"
 #include "util/json_file.h"
@@ -29,15 +32,9 @@ const CompareRow* FindRow(const Comparison& c, const std::string& group, const s
   return nullptr;
 }
 
-Comparison Cmp(const SyntheticSpec& b, const SyntheticSpec& c, double threshold = 0.05) {
-  CompareOptions o;
-  o.threshold = threshold;
-  return Compare(SyntheticReport(b), SyntheticReport(c), o);
-}
-
 TEST(CompareTest, IdenticalReportsAreNoChange) {
   SyntheticSpec s;
-  Comparison c = Cmp(s, s);
+  Comparison c = CompareSynthetic(s, s);
   EXPECT_FALSE(c.regressed());
   EXPECT_EQ(c.improvements(), 0);
   const CompareRow* all = FindRow(c, "offline latency", "all");
@@ -56,7 +53,7 @@ TEST(CompareTest, IdenticalReportsAreNoChange) {
 TEST(CompareTest, SameModelOtherSeedIsNoChange) {
   SyntheticSpec b, c;
   c.seed = 99;
-  Comparison r = Cmp(b, c);
+  Comparison r = CompareSynthetic(b, c);
   EXPECT_FALSE(r.regressed()) << CompareText(r);
   EXPECT_EQ(r.improvements(), 0) << CompareText(r);
 }
@@ -65,7 +62,7 @@ TEST(CompareTest, TwentyPercentSlowerRegresses) {
   SyntheticSpec b, c;
   c.seed = 2;
   c.offline_scale = 1.2;
-  Comparison r = Cmp(b, c);
+  Comparison r = CompareSynthetic(b, c);
   EXPECT_TRUE(r.regressed());
   for (const char* level : {"2", "3", "4", "all"}) {
     const CompareRow* row = FindRow(r, "offline latency", level);
@@ -82,7 +79,7 @@ TEST(CompareTest, TwentyPercentFasterImproves) {
   SyntheticSpec b, c;
   c.seed = 3;
   c.online_scale = 0.8;
-  Comparison r = Cmp(b, c);
+  Comparison r = CompareSynthetic(b, c);
   EXPECT_FALSE(r.regressed());
   const CompareRow* row = FindRow(r, "online latency", "all");
   EXPECT_EQ(row->p50.verdict, Verdict::kImproved);
@@ -95,14 +92,14 @@ TEST(CompareTest, FivePercentShiftDependsOnTheThreshold) {
   c.seed = 4;
   c.offline_scale = 1.05;
   // Inside a 5 % band the CI cannot exclude it: no change.
-  Comparison at5 = Cmp(b, c, 0.05);
+  Comparison at5 = CompareSynthetic(b, c, 0.05);
   const CompareRow* row = FindRow(at5, "offline latency", "all");
   EXPECT_NEAR(row->p50.ratio, 1.05, 0.02);
   EXPECT_LT(row->p50.ci_lo, 1.05);
   EXPECT_GT(row->p50.ci_lo, 1.0);  // but the shift itself is seen
   EXPECT_EQ(row->p50.verdict, Verdict::kNoChange);
   // Against 2 %, a 5 % shift is a regression.
-  Comparison at2 = Cmp(b, c, 0.02);
+  Comparison at2 = CompareSynthetic(b, c, 0.02);
   EXPECT_EQ(FindRow(at2, "offline latency", "all")->p50.verdict, Verdict::kRegressed);
   EXPECT_TRUE(at2.regressed());
 }
@@ -124,7 +121,7 @@ TEST(CompareTest, ErrorsAndRestoreAreChecks) {
   SyntheticSpec b, c;
   c.failed = 3;
   c.restore_ok = false;
-  Comparison r = Cmp(b, c);
+  Comparison r = CompareSynthetic(b, c);
   EXPECT_TRUE(r.regressed());
   int regressed_checks = 0;
   for (const CompareCheck& k : r.checks)
@@ -234,27 +231,18 @@ TEST(CompareTest, RealDisturbanceRowsPerBucket) {
   }
 }
 
-std::string WriteTemp(const json& j) {
-  char path[] = "/tmp/cpuhp-compare-test.XXXXXX";
-  int fd = mkstemp(path);
-  EXPECT_GE(fd, 0);
-  close(fd);
-  std::ofstream(path) << j.dump();
-  return path;
-}
-
 TEST(CompareTest, CommandExitCodes) {
   SyntheticSpec s, slow;
   slow.offline_scale = 1.2;
   slow.seed = 7;
-  std::string a = WriteTemp(SyntheticReport(s));
-  std::string b = WriteTemp(SyntheticReport(slow));
+  std::string a = WriteTempReport(SyntheticReport(s));
+  std::string b = WriteTempReport(SyntheticReport(slow));
   json v2 = SyntheticReport(s);
   v2["schema_version"] = 2;
-  std::string bad = WriteTemp(v2);
+  std::string bad = WriteTempReport(v2);
   SyntheticSpec other_cpus;
   other_cpus.cpus = "1-7";
-  std::string cpus = WriteTemp(SyntheticReport(other_cpus));
+  std::string cpus = WriteTempReport(SyntheticReport(other_cpus));
   std::FILE* devnull = std::fopen("/dev/null", "w");
   CompareOptions o;
   EXPECT_EQ(CompareCommand(a, a, o, "text", devnull), 0);
@@ -277,119 +265,10 @@ TEST(CompareTest, CommandExitCodes) {
     unlink(p.c_str());
 }
 
-// Issue 16: a crafted report costs one line and exit 2, not minutes and a
-// gigabyte: an array past any report's size (a 10-million-element one was
-// 10 million map keys), more level rows than online counts exist (each is
-// bootstrapped), more buckets than a histogram has.
-TEST(CompareTest, CraftedSizesAreRefusedNamingTheField) {
-  const json r = SyntheticReport(SyntheticSpec{});
-  std::string err;
-  json got;
-  json at_cap = r;
-  at_cap["extra"] = json::array();
-  for (int i = 0; i < 100000; ++i)
-    at_cap["extra"].push_back(0);
-  EXPECT_TRUE(ParseReport(DumpJson(at_cap), "r.json", &got, &err)) << err;
-  json long_array = at_cap;
-  long_array["extra"].push_back(0);
-  EXPECT_FALSE(ParseReport(DumpJson(long_array), "r.json", &got, &err));
-  EXPECT_EQ(err, "r.json: /extra: more than 100000 elements in one array");
-  json nested = r;
-  nested["kernel"]["lines"] = json::array({json::array()});
-  for (int i = 0; i <= 100000; ++i)
-    nested["kernel"]["lines"][0].push_back(i);
-  EXPECT_FALSE(ParseReport(DumpJson(nested), "r.json", &got, &err));
-  EXPECT_EQ(err, "r.json: /kernel/lines/0: more than 100000 elements in one array");
-  json top = json::array();
-  for (int i = 0; i <= 100000; ++i)
-    top.push_back(i);
-  EXPECT_FALSE(ParseReport(DumpJson(top), "r.json", &got, &err));
-  EXPECT_EQ(err, "r.json: /: more than 100000 elements in one array");
-
-  json levels = r;
-  json& rows = levels["per_online_count"]["offline"];
-  while (rows.size() < 8194)
-    rows.push_back(json::object());
-  EXPECT_FALSE(ParseReport(DumpJson(levels), "r.json", &got, &err));
-  EXPECT_EQ(err,
-            "r.json: /per_online_count/offline: 8194 rows, more than the 8193 online CPU counts a "
-            "machine can have");
-
-  json buckets = r;
-  json& b = buckets["directions"]["online"]["histogram"]["buckets"];
-  b = json::array();
-  for (int i = 0; i < 4353; ++i)
-    b.push_back({i, 1});
-  EXPECT_FALSE(ParseReport(DumpJson(buckets), "r.json", &got, &err));
-  EXPECT_EQ(err,
-            "r.json: /directions/online/histogram/buckets: 4353 buckets, more than the 4352 a "
-            "histogram has");
-
-  // The buckets of all level rows together (limit lowered: a million
-  // buckets would make this test slow, not different).
-  json heavy = r;
-  json row = r["per_online_count"]["offline"][0];
-  row["histogram"]["buckets"] = json::array();
-  for (int i = 0; i < 250; ++i)
-    row["histogram"]["buckets"].push_back({i, 1});
-  for (const char* dir : {"offline", "online"})
-    heavy["per_online_count"][dir] = json::array({row, row});
-  ReportLimits limits;
-  limits.level_buckets = 1000;
-  EXPECT_TRUE(ParseReport(DumpJson(heavy), "r.json", &got, &err, limits)) << err;
-  heavy["per_online_count"]["offline"].push_back(row);
-  EXPECT_FALSE(ParseReport(DumpJson(heavy), "r.json", &got, &err, limits));
-  EXPECT_EQ(err,
-            "r.json: /per_online_count: 1250 histogram buckets in its rows, more than 1000 "
-            "(each row is bootstrapped over its buckets)");
-  EXPECT_EQ(ReportLimits{}.level_buckets, 1000000u);
-
-  // The commands: exit 2, the file named.
-  std::string ok = WriteTemp(r), bad = WriteTemp(long_array);
-  std::FILE* devnull = std::fopen("/dev/null", "w");
-  EXPECT_EQ(CompareCommand(ok, bad, CompareOptions{}, "text", devnull), 2);
-  std::fclose(devnull);
-  EXPECT_FALSE(LoadReport(bad, &got, &err));
-  EXPECT_EQ(err, bad + ": /extra: more than 100000 elements in one array");
-  unlink(ok.c_str());
-  unlink(bad.c_str());
-}
-
-// Issue 15: a candidate with tripled p50/p99 summaries over an unchanged
-// histogram showed "ratio 3.000 ... no change"; a p99 above max passed.
-TEST(CompareTest, SummariesThatDisagreeWithTheirHistogramAreRefused) {
-  json r = SyntheticReport(SyntheticSpec{});
-  std::string err;
-  EXPECT_TRUE(CheckConsistent(r, "cand.json", &err)) << err;
-  json tripled = r;
-  for (const char* k : {"p50_ns", "p99_ns"})
-    tripled["directions"]["offline"][k] = 3 * tripled["directions"]["offline"][k].get<uint64_t>();
-  EXPECT_FALSE(CheckConsistent(tripled, "cand.json", &err));
-  EXPECT_EQ(err.rfind("cand.json directions.offline: p50_ns ", 0), 0u) << err;
-  EXPECT_NE(err.find("disagrees with its histogram"), std::string::npos) << err;
-  json above = r;
-  json& level = above["per_online_count"]["online"][0];
-  level["p99_ns"] = level["max_ns"].get<uint64_t>() * 2;
-  EXPECT_FALSE(CheckConsistent(above, "cand.json", &err));
-  EXPECT_NE(err.find("per_online_count.online[online_cpus="), std::string::npos) << err;
-  json count = r;
-  count["directions"]["online"]["count"] =
-      count["directions"]["online"]["count"].get<uint64_t>() + 1;
-  EXPECT_FALSE(CheckConsistent(count, "cand.json", &err));
-  EXPECT_NE(err.find("but its histogram holds"), std::string::npos) << err;
-
-  std::string a = WriteTemp(r), b = WriteTemp(tripled);
-  std::FILE* devnull = std::fopen("/dev/null", "w");
-  EXPECT_EQ(CompareCommand(a, b, CompareOptions{}, "text", devnull), 2);
-  std::fclose(devnull);
-  unlink(a.c_str());
-  unlink(b.c_str());
-}
-
 TEST(CompareTest, P99WithoutAnIntervalSaysWhy) {
   SyntheticSpec small;
   small.ops_per_level = 300;  // 900 a side in "all", 300 per level: below 1000
-  Comparison c = Cmp(small, small);
+  Comparison c = CompareSynthetic(small, small);
   const CompareRow* all = FindRow(c, "offline latency", "all");
   ASSERT_NE(all, nullptr);
   EXPECT_FALSE(all->p99.has_ci);
@@ -399,110 +278,8 @@ TEST(CompareTest, P99WithoutAnIntervalSaysWhy) {
     said |= n.find("p99: no interval or verdict in") != std::string::npos &&
             n.find("fewer than 1000 operations a side") != std::string::npos;
   EXPECT_TRUE(said);
-  Comparison big = Cmp(SyntheticSpec{}, SyntheticSpec{});  // 3000 a side in "all"
+  Comparison big = CompareSynthetic(SyntheticSpec{}, SyntheticSpec{});  // 3000 a side in "all"
   EXPECT_TRUE(FindRow(big, "offline latency", "all")->p99.has_ci);
-}
-
-TEST(CompareTest, RunsOfAnotherKindAreRefused) {
-  json base = SyntheticReport(SyntheticSpec{});
-  std::string err;
-  struct Case {
-    const char* key;
-    json value;
-    const char* want;
-  };
-  for (const Case& c :
-       {Case{"backend", "sysfs", "different backend: baseline ran sim, candidate sysfs"},
-        Case{"pattern", "sweep", "different pattern: baseline ran roundrobin, candidate sweep"},
-        Case{"interval", "10ms", "different interval: baseline ran ?, candidate 10ms"}}) {
-    json cand = base;
-    cand["config"][c.key] = c.value;
-    EXPECT_FALSE(CheckComparable(base, cand, &err)) << c.key;
-    EXPECT_EQ(err.rfind(c.want, 0), 0u) << err;
-  }
-  json interim = base;
-  interim["interim"] = true;
-  EXPECT_FALSE(CheckComparable(base, interim, &err));
-  EXPECT_EQ(err,
-            "the candidate is an interim report (the run was still going), the other a final one");
-  EXPECT_TRUE(CheckComparable(base, base, &err));
-}
-
-TEST(CompareTest, MarkdownIsShapedLikeSeed001) {
-  SyntheticSpec b, c;
-  c.offline_scale = 0.5;
-  Comparison r = Cmp(b, c);
-  std::string md = CompareMarkdown(r);
-  EXPECT_NE(md.find("| online CPUs | ops | baseline | candidate | ratio [95 % CI] | verdict |"),
-            std::string::npos)
-      << md;
-  // One row per level: "| 2 | 2.300 | 1.150 | 0.500 |" give or take jitter.
-  EXPECT_NE(md.find("\n| 2 | "), std::string::npos);
-  EXPECT_NE(md.find("\n| all | "), std::string::npos);
-  EXPECT_NE(md.find("improved"), std::string::npos);
-}
-
-TEST(CompareTest, ParseThreshold) {
-  CompareOptions o;
-  std::string err;
-  EXPECT_TRUE(ParseThreshold("7.5%", &o, &err));
-  EXPECT_DOUBLE_EQ(o.threshold, 0.075);
-  EXPECT_TRUE(ParseThreshold("3", &o, &err));
-  EXPECT_DOUBLE_EQ(o.threshold, 0.03);
-  EXPECT_TRUE(ParseThreshold("p99=20%", &o, &err));
-  EXPECT_DOUBLE_EQ(o.overrides.at("p99"), 0.20);
-  EXPECT_FALSE(ParseThreshold("five", &o, &err));
-  EXPECT_NE(err.find("--threshold 'five'"), std::string::npos);
-  EXPECT_FALSE(ParseThreshold("=5%", &o, &err));
-  EXPECT_FALSE(ParseThreshold("-1%", &o, &err));
-  // The documented spelling, split at the last '=', is the JSON's name.
-  EXPECT_TRUE(ParseThreshold("offline.p50@online=2=50%", &o, &err)) << err;
-  EXPECT_DOUBLE_EQ(o.overrides.at("offline.p50@online=2"), 0.50);
-  EXPECT_TRUE(ParseThreshold("per_cpu.cpu3.online.p99=9%", &o, &err)) << err;
-  for (const char* bad :
-       {"bogus=5%", "offline.p77=5%", "p50@online=2=5%", "per_cpu.x.p50=1%", "directions.p50=1%"}) {
-    EXPECT_FALSE(ParseThreshold(bad, &o, &err)) << bad;
-    EXPECT_NE(err.find("unknown metric"), std::string::npos) << err;
-  }
-}
-
-TEST(CompareTest, MetricNamesAreTheThresholdSpelling) {
-  SyntheticSpec b, c;
-  Comparison r = Cmp(b, c);
-  bool level = false;
-  for (const CompareRow& row : r.rows)
-    level |= row.p50.name == "offline.p50@online=2";
-  EXPECT_TRUE(level) << CompareJson(r).dump();
-  std::string err;
-  CompareOptions o;
-  ASSERT_TRUE(ParseThreshold("offline.p50@online=99=5%", &o, &err));
-  r.options = o;
-  EXPECT_FALSE(CheckThresholdsUsed(r, &err));
-  EXPECT_NE(err.find("offline.p50@online=99"), std::string::npos) << err;
-  o.overrides = {{"offline.p50@online=2", 0.5}, {"p99", 0.1}, {"online", 0.1}};
-  r.options = o;
-  EXPECT_TRUE(CheckThresholdsUsed(r, &err)) << err;
-}
-
-// Seed 001's layout for a mail: 80 columns, kernels and op counts on top,
-// a footnote for every cell without an interval.
-TEST(CompareTest, TextFitsEightyColumnsWithKernelsAndFootnotes) {
-  SyntheticSpec b, c;
-  b.ops_per_level = c.ops_per_level = 100;  // a p50 interval, none for p99
-  Comparison r = Cmp(b, c);
-  r.base.kernel_release = "6.1.0-28-amd64";
-  r.cand.kernel_release = "6.12.9-custom";
-  std::string text = CompareText(r);
-  size_t from = 0;
-  for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1)
-    EXPECT_LE(nl - from, 80u) << text.substr(from, nl - from);
-  EXPECT_NE(text.find("baseline  6.1.0-28-amd64, "), std::string::npos) << text;
-  EXPECT_NE(text.find("candidate 6.12.9-custom, "), std::string::npos) << text;
-  EXPECT_NE(text.find("online CPUs    baseline candidate  ratio [95% CI]"), std::string::npos)
-      << text;
-  // The p99 cells say why they have no interval.
-  EXPECT_NE(text.find("[1] no interval: p99 needs 1000 operations per side"), std::string::npos)
-      << text;
 }
 
 // Several boots per side (issue 14): each side pooled (report/merge.h), and
@@ -602,7 +379,7 @@ TEST(CompareBootsTest, OneBootPerSideIsTheTwoReportCompare) {
   SyntheticSpec b, c;
   c.seed = 3;
   c.online_scale = 0.8;
-  Comparison plain = Cmp(b, c);
+  Comparison plain = CompareSynthetic(b, c);
   Comparison pooled = Compare(Pool({b}), Pool({c}), CompareOptions{});
   EXPECT_FALSE(plain.has_boots());
   EXPECT_FALSE(pooled.has_boots());
@@ -616,12 +393,12 @@ TEST(CompareBootsTest, OneBootPerSideIsTheTwoReportCompare) {
 TEST(CompareBootsTest, CommandPoolsEachSideAndReadsPooledReports) {
   std::vector<std::string> base, cand, all;
   for (const SyntheticSpec& s : Boots({1.0, 1.0}, 10))
-    base.push_back(WriteTemp(SyntheticReport(s)));
+    base.push_back(WriteTempReport(SyntheticReport(s)));
   for (const SyntheticSpec& s : Boots({0.8, 0.8}, 20))
-    cand.push_back(WriteTemp(SyntheticReport(s)));
-  const std::string pooled_base = WriteTemp(json::object());
-  const std::string out_files = WriteTemp(json::object());
-  const std::string out_pooled = WriteTemp(json::object());
+    cand.push_back(WriteTempReport(SyntheticReport(s)));
+  const std::string pooled_base = WriteTempReport(json::object());
+  const std::string out_files = WriteTempReport(json::object());
+  const std::string out_pooled = WriteTempReport(json::object());
   std::FILE* devnull = std::fopen("/dev/null", "w");
   ASSERT_EQ(MergeCommand(base, pooled_base, devnull), 0);
   CompareOptions o;
@@ -631,7 +408,7 @@ TEST(CompareBootsTest, CommandPoolsEachSideAndReadsPooledReports) {
   // A side mixing kernels is refused (exit 2).
   json other = SyntheticReport(SyntheticSpec{});
   other["host"]["kernel_release"] = "6.2.0-test";
-  const std::string other_kernel = WriteTemp(other);
+  const std::string other_kernel = WriteTempReport(other);
   EXPECT_EQ(CompareCommand({base[0], other_kernel}, cand, o, "text", devnull), 2);
   std::fclose(devnull);
   // From the files or from their pool: the same rows.

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "report/compare.h"
+#include "report/compare_input.h"
 #include "report/run_identity.h"
 #include "stats/histogram.h"
 #include "stats/run_stats.h"

@@ -4,11 +4,11 @@
 // kernel patch boots each kernel several times).
 //
 // Refused (one line naming the two files and the value): what compare
-// refuses (report/compare.h CheckComparable: CPU sets, backends, patterns,
-// intervals, interim against final), another kernel release or schema
-// version (the inputs are boots of one kernel), and one run given twice
-// (report/run_identity.h: the same file twice, a copy, or a pooled report
-// with one of its own inputs).
+// refuses (report/compare_input.h CheckComparable: CPU sets, backends,
+// patterns, intervals, interim against final), another kernel release or
+// schema version (the inputs are boots of one kernel), and one run given
+// twice (report/run_identity.h: the same file twice, a copy, or a pooled
+// report with one of its own inputs).
 //
 // Pooled:
 //   latency summaries with a histogram  histograms summed bucket by bucket

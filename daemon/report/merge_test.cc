@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "report/compare.h"
+#include "report/compare_input.h"
 #include "stats/histogram.h"
 #include "stats/run_stats.h"
 #include "testing/synthetic_report.h"

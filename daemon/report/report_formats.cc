@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "config/config.h"
+#include "report/compare_input.h"
+#include "report/compare_render.h"
 #include "report/html_report.h"
 #include "report/report.h"
 #include "util/exit_codes.h"

@@ -6,11 +6,17 @@
 // operations per direction and level.
 #pragma once
 
+#include <unistd.h>
+
+#include <fstream>
 #include <random>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
+#include "report/compare.h"
 #include "report/report.h"
 #include "stats/run_stats.h"
 
@@ -79,6 +85,24 @@ inline nlohmann::json SyntheticReport(const SyntheticSpec& spec) {
                 {"failures", nlohmann::json::array()},
                 {"mask", "0-7"}};
   return BuildReport(in);
+}
+
+// The comparison of two synthetic reports at `threshold` (compare tests).
+inline Comparison CompareSynthetic(const SyntheticSpec& b, const SyntheticSpec& c,
+                                   double threshold = 0.05) {
+  CompareOptions o;
+  o.threshold = threshold;
+  return Compare(SyntheticReport(b), SyntheticReport(c), o);
+}
+
+// Writes `j` to a new file in /tmp and returns its path; the test unlinks it.
+inline std::string WriteTempReport(const nlohmann::json& j) {
+  char path[] = "/tmp/cpuhp-compare-test.XXXXXX";
+  int fd = mkstemp(path);
+  EXPECT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << j.dump();
+  return path;
 }
 
 }  // namespace cpuhp
