@@ -30,6 +30,7 @@
 #include "soak/soak.h"
 #include "sources/health_sources.h"
 #include "sources/kmod_source.h"
+#include "sources/trace_instance.h"
 #include "sources/tracefs_source.h"
 #include "util/cpu_list.h"
 #include "util/json_file.h"
