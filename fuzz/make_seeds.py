@@ -37,7 +37,7 @@ def reports():
 
 
 # (trace, [(cpu, dir, start_s, duration_ms, online_before)]) as in
-# daemon/tracefs_source_test.cc.
+# daemon/sources/trace_join_test.cc.
 TRACES = [
     ("x86_64-6.18-cpu1-offline-online.trace",
      [(1, "offline", 2497.383, 50.0, 2), (1, "online", 2497.468, 4.7, 1)]),

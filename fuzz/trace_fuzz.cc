@@ -27,9 +27,10 @@
 #include <nlohmann/json.hpp>
 
 #include "machine/hotplug_states.h"
-#include "stats/op_record.h"
+#include "sources/trace_join.h"
 #include "sources/trace_parser.h"
 #include "sources/tracefs_source.h"
+#include "stats/op_record.h"
 
 namespace {
 

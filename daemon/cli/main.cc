@@ -10,7 +10,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
+#include "cli/dry_run_command.h"
+#include "cli/list_command.h"
+#include "cli/restore_command.h"
+#include "cli/run_command.h"
 #include "config/config.h"
 #include "report/compare.h"
 #include "report/compare_input.h"

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/commands.h"
+#include "cli/run_command.h"
 #include "faults/faults.h"
 #include "machine/restore.h"
 #include "sources/timing_source.h"

@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cli/commands.h"
+#include "cli/run_command.h"
 #include "sources/timing_source.h"
 
 namespace cpuhp {

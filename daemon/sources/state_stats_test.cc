@@ -82,5 +82,10 @@ TEST(KernelStateStats, SelfTimesAndStateSumAreTheDefinitions) {
   }
 }
 
+TEST(UnionLength, OverlapsAndNesting) {
+  EXPECT_EQ(UnionLengthNs({}), 0u);
+  EXPECT_EQ(UnionLengthNs({{0, 10}, {2, 5}, {10, 12}, {20, 21}, {7, 7}}), 13u);
+  EXPECT_EQ(UnionLengthNs({{5, 9}, {0, 6}}), 9u);
+}
 }  // namespace
 }  // namespace cpuhp

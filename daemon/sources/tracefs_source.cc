@@ -1,301 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "sources/tracefs_source.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
-#include <fstream>
 #include <map>
-#include <sstream>
 #include <system_error>
-#include <tuple>
-#include <unordered_set>
 
 #include <spdlog/spdlog.h>
 
-#include <sched.h>
-#include <traceevent/event-parse.h>
-
-// libtracefs 1.6's tracefs.h is not C++ (an inline function passes an int
-// as an enum), so the few functions used here are declared as it does.
-extern "C" {
-struct tracefs_instance* tracefs_instance_alloc(const char* tracing_dir, const char* name);
-void tracefs_instance_free(struct tracefs_instance* instance);
-ssize_t tracefs_instance_get_buffer_size(struct tracefs_instance* instance, int cpu);
-int tracefs_instance_set_buffer_size(struct tracefs_instance* instance, size_t size, int cpu);
-int tracefs_event_enable(struct tracefs_instance* instance, const char* system, const char* event);
-int tracefs_iterate_raw_events(struct tep_handle* tep, struct tracefs_instance* instance,
-                               cpu_set_t* cpus, int cpu_size,
-                               int (*callback)(struct tep_event*, struct tep_record*, int, void*),
-                               void* callback_context);
-}
-
 #include "machine/cpu_control.h"
+#include "sources/trace_instance.h"
 
 namespace cpuhp {
-
-const char* const kKeptInstance = "cpuhp-stress-kept";
-
-namespace {
-
-constexpr const char* kInstancePrefix = "cpuhp-stress-";
-constexpr const char* kDefaultTracefs = "/sys/kernel/tracing";
-constexpr size_t kMaxLine = 4096;
-constexpr size_t kMalformedExamples = 5;
-const char* const kEvents[] = {"cpuhp_enter", "cpuhp_multi_enter", "cpuhp_exit"};
-
-bool WriteFile(const std::string& path, const std::string& value, std::string* err) {
-  int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) {
-    *err = path + ": cannot open: " + strerror(errno);
-    return false;
-  }
-  ssize_t n = write(fd, value.data(), value.size());
-  int e = errno;
-  close(fd);
-  if (n != static_cast<ssize_t>(value.size())) {
-    *err = path + ": cannot write \"" + value + "\": " + strerror(n < 0 ? e : EIO);
-    return false;
-  }
-  return true;
-}
-
-bool ReadText(const std::string& path, std::string* out) {
-  std::ifstream f(path);
-  if (!f)
-    return false;
-  std::stringstream ss;
-  ss << f.rdbuf();
-  *out = ss.str();
-  return true;
-}
-
-bool IsDir(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-std::string Comm(const std::string& pid) {
-  std::string c;
-  if (!ReadText("/proc/" + pid + "/comm", &c))
-    return {};
-  while (!c.empty() && c.back() == '\n')
-    c.pop_back();
-  return c;
-}
-
-// "overrun: 3" -> 3 (0 when absent).
-uint64_t StatField(const std::string& text, const std::string& key) {
-  size_t at = text.find(key + ":");
-  if (at == std::string::npos)
-    return 0;
-  size_t b = text.find_first_not_of(' ', at + key.size() + 1);
-  uint64_t v = 0;
-  if (b != std::string::npos)
-    std::from_chars(text.data() + b, text.data() + text.size(), v);
-  return v;
-}
-
-// per_cpu/cpuN/stats of an instance: cpu -> (overrun, dropped events).
-std::map<int, std::pair<uint64_t, uint64_t>> ReadCpuStats(const std::string& instance) {
-  std::map<int, std::pair<uint64_t, uint64_t>> stats;
-  const std::string dir = instance + "/per_cpu";
-  DIR* d = opendir(dir.c_str());
-  if (!d)
-    return stats;
-  std::vector<int> cpus;
-  while (dirent* e = readdir(d)) {
-    int cpu = -1;
-    std::string_view n = e->d_name;
-    if (n.substr(0, 3) == "cpu" &&
-        std::from_chars(n.data() + 3, n.data() + n.size(), cpu).ec == std::errc())
-      cpus.push_back(cpu);
-  }
-  closedir(d);
-  for (int cpu : cpus) {
-    std::string text;
-    if (ReadText(dir + "/cpu" + std::to_string(cpu) + "/stats", &text))
-      stats[cpu] = {StatField(text, "overrun"), StatField(text, "dropped events")};
-  }
-  return stats;
-}
-
-}  // namespace
-
-// ---- TraceJoiner ----
-
-void TraceJoiner::Line(std::string_view line) {
-  if (line.empty() || line.front() == '#')
-    return;
-  TraceEvent ev;
-  if (!ParseTraceLine(line, &ev)) {
-    ++malformed_;
-    if (malformed_examples_.size() < kMalformedExamples) {
-      std::string ex(line.substr(0, 160));
-      for (char& c : ex)
-        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e)
-          c = '?';
-      malformed_examples_.push_back(std::move(ex));
-    }
-    return;
-  }
-  if (ev.kind == TraceKind::kLost) {
-    lost_markers_ += ev.lost;
-    return;
-  }
-  ++events_;
-  matcher_.Feed(ev, &pending_);
-}
-
-void TraceJoiner::FeedEvent(const TraceEvent& ev) {
-  ++events_;
-  matcher_.Feed(ev, &pending_);
-}
-
-void TraceJoiner::FeedText(std::string_view text) {
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    if (nl == std::string_view::npos) {
-      partial_.append(text);
-      if (partial_.size() > kMaxLine) {  // no newline in sight: garbage
-        Line(partial_);
-        partial_.clear();
-      }
-      return;
-    }
-    if (partial_.empty()) {
-      Line(text.substr(0, nl));
-    } else {
-      partial_.append(text.substr(0, nl));
-      Line(partial_);
-      partial_.clear();
-    }
-    text.remove_prefix(nl + 1);
-  }
-}
-
-void TraceJoiner::EndOperation(const OpRecord& rec) {
-  EndOperations({rec});
-}
-
-// One pass over the pending steps for the whole batch: a step belongs to the
-// first operation (in write order) whose write ended at or after the step
-// began, when the step is of that operation's CPU and began inside its
-// window; a step that began after the last write stays pending; any other is
-// outside every operation. The same assignment as ending the operations one
-// by one, which walked every pending step once per operation: a drain of N
-// operations with ~45 steps each moved O(N^2) steps, 15 % of a CPU at 650
-// writes/s (issue 17).
-void TraceJoiner::EndOperations(const std::vector<OpRecord>& batch) {
-  if (batch.empty())
-    return;
-  // Write ends in batch order, made non-decreasing (writes are sequential:
-  // this only guards the search against a clock that stepped back).
-  std::vector<uint64_t> ends(batch.size());
-  uint64_t end_max = 0;
-  for (size_t i = 0; i < batch.size(); ++i) {
-    end_max = std::max(end_max, batch[i].start_ns + batch[i].duration_ns);
-    ends[i] = end_max;
-  }
-  std::vector<std::vector<TraceStep>> mine(batch.size());
-  std::vector<TraceStep> later;
-  for (TraceStep& s : pending_) {
-    const size_t k =
-        static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), s.begin_ns) - ends.begin());
-    if (k == batch.size()) {
-      later.push_back(std::move(s));  // after the last write: a later one's, or none
-      continue;
-    }
-    const OpRecord& rec = batch[k];
-    const uint64_t w0 = rec.start_ns - rec.start_ns % resolution_ns_;
-    if (s.cpu == rec.cpu && s.begin_ns >= w0 && s.begin_ns <= rec.start_ns + rec.duration_ns)
-      mine[k].push_back(std::move(s));
-    else
-      ++outside_ops_;
-  }
-  pending_ = std::move(later);
-  for (size_t i = 0; i < batch.size(); ++i)
-    stats_.AddOperation(batch[i], mine[i]);
-}
-
-void TraceJoiner::Finish() {
-  if (!partial_.empty()) {
-    Line(partial_);
-    partial_.clear();
-  }
-  outside_ops_ += pending_.size();
-  pending_.clear();
-}
-
-nlohmann::json TraceJoiner::EventsJson() const {
-  return {{"parsed", events_},
-          {"malformed_lines", malformed_},
-          {"malformed_examples", malformed_examples_},
-          {"unmatched_enters", matcher_.unmatched_enters()},
-          {"unmatched_exits", matcher_.unmatched_exits()},
-          {"open_at_end", matcher_.open()},
-          {"steps_outside_operations", outside_ops_}};
-}
-
-// ---- TracefsSource ----
-
-std::string FindTracefs(const std::string& mounts_path) {
-  std::ifstream f(mounts_path);
-  std::string dev, dir, type, rest;
-  std::string found;
-  while (f >> dev >> dir >> type && std::getline(f, rest)) {
-    if (type != "tracefs")
-      continue;
-    if (dir == kDefaultTracefs)
-      return dir;
-    if (found.empty())
-      found = dir;
-  }
-  return found;
-}
-
-std::vector<std::string> RemoveStaleTraceInstances(const std::string& tracefs_root,
-                                                   std::vector<std::string>* errs) {
-  std::vector<std::string> removed;
-  const std::string dir = tracefs_root + "/instances";
-  DIR* d = opendir(dir.c_str());
-  if (!d)
-    return removed;
-  const std::string self = Comm("self");
-  std::vector<std::string> stale;
-  while (dirent* e = readdir(d)) {
-    std::string_view n = e->d_name;
-    if (n.substr(0, strlen(kInstancePrefix)) != kInstancePrefix)
-      continue;
-    std::string pid(n.substr(strlen(kInstancePrefix)));
-    int p = 0;
-    auto [end, ec] = std::from_chars(pid.data(), pid.data() + pid.size(), p);
-    if (ec != std::errc() || end != pid.data() + pid.size() || p <= 0)
-      continue;
-    if (p == getpid() || Comm(pid) == self)
-      continue;  // ours, or another live run
-    stale.emplace_back(n);
-  }
-  closedir(d);
-  for (const std::string& n : stale) {
-    if (rmdir((dir + "/" + n).c_str()) == 0)
-      removed.push_back(n);
-    else if (errs)
-      errs->push_back(dir + "/" + n + ": cannot remove: " + strerror(errno));
-  }
-  return removed;
-}
 
 TracefsSource::TracefsSource(std::string sysfs_root, std::string tracefs_root)
     : sysfs_root_(std::move(sysfs_root)), tracefs_(std::move(tracefs_root)) {}
@@ -325,7 +49,7 @@ bool TracefsSource::Start(std::string* why) {
       spdlog::info("mounted tracefs at {} (it was not mounted; it stays mounted)", tracefs_);
     }
   }
-  for (const char* ev : kEvents) {
+  for (const char* ev : kCpuhpEvents) {
     if (!IsDir(tracefs_ + "/events/cpuhp/" + ev)) {
       *why = tracefs_ + "/events/cpuhp/" + ev + " is missing: this kernel has no cpuhp tracepoints";
       return false;
@@ -357,7 +81,7 @@ bool TracefsSource::Start(std::string* why) {
 }
 
 // The kept instance, under flock(2) on its directory; when another run holds
-// it, an instance of this run's own (see the header).
+// it, an instance of this run's own (see trace_instance.h).
 bool TracefsSource::OpenInstance(std::string* why) {
   const std::string kept = tracefs_ + "/instances/" + kKeptInstance;
   const bool made = mkdir(kept.c_str(), 0700) == 0;
@@ -378,109 +102,6 @@ bool TracefsSource::OpenInstance(std::string* why) {
   }
   instance_created_ = true;
   return true;
-}
-
-// The three events' formats parsed into a tep handle of our own: libtracefs's
-// tracefs_local_events() would also parse /proc/kallsyms (~0.5 s here) for
-// function names that only the first drain needs (see the header).
-RawCpuhpReader::~RawCpuhpReader() {
-  if (instance)
-    tracefs_instance_free(instance);
-  if (tep)
-    tep_free(tep);
-}
-
-bool RawCpuhpReader::Open(const std::string& tracefs, const std::string& name, std::string* why) {
-  instance = tracefs_instance_alloc(tracefs.c_str(), name.c_str());
-  if (!instance) {
-    *why = tracefs + "/instances/" + name + ": libtracefs cannot open the instance";
-    return false;
-  }
-  tep = tep_alloc();
-  if (!tep) {
-    *why = "libtraceevent: out of memory";
-    return false;
-  }
-  tep_set_long_size(tep, sizeof(long));
-  tep_set_page_size(tep, static_cast<int>(sysconf(_SC_PAGESIZE)));
-  const bool big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
-  tep_set_file_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-  tep_set_local_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
-  std::string text;
-  const std::string header = tracefs + "/events/header_page";
-  if (!ReadText(header, &text) ||
-      tep_parse_header_page(tep, text.data(), static_cast<unsigned long>(text.size()),
-                            sizeof(long)) != 0) {
-    *why = header + ": cannot read or parse the ring buffer's page header";
-    return false;
-  }
-  for (int k = 0; k < 3; ++k) {
-    const std::string path = tracefs + "/events/cpuhp/" + kEvents[k] + "/format";
-    // tep_parse_event, not tep_parse_format: the handle must know the event
-    // for tracefs_iterate_raw_events to find it by id.
-    tep_event* ev = nullptr;
-    if (!ReadText(path, &text) ||
-        tep_parse_event(tep, text.data(), text.size(), "cpuhp") != TEP_ERRNO__SUCCESS ||
-        !(ev = tep_find_event_by_name(tep, "cpuhp", kEvents[k]))) {
-      *why = path + ": cannot read or parse the event format";
-      return false;
-    }
-    Format& f = formats[k];
-    f.event = ev;
-    f.cpu = tep_find_field(ev, "cpu");
-    f.idx = tep_find_field(ev, "idx");
-    const bool exit = k == 2;
-    f.target = tep_find_field(ev, exit ? "state" : "target");
-    f.fun = exit ? nullptr : tep_find_field(ev, "fun");
-    f.ret = exit ? tep_find_field(ev, "ret") : nullptr;
-    if (!f.cpu || !f.idx || !f.target || (exit ? !f.ret : !f.fun)) {
-      *why = path +
-             ": the event lacks a field this reader needs (cpu, idx, target/state, "
-             "fun/ret)";
-      return false;
-    }
-  }
-  return true;
-}
-
-int RawCpuhpReader::Callback(tep_event* ev, tep_record* rec, int cpu, void* ctx) {
-  static_cast<RawCpuhpReader*>(ctx)->Add(ev, rec, cpu);
-  return 0;
-}
-
-void RawCpuhpReader::Add(tep_event* ev, tep_record* rec, int cpu) {
-  if (rec->missed_events)  // -1: an unknown number, at least one
-    missed += rec->missed_events > 0 ? static_cast<uint64_t>(rec->missed_events) : 1;
-  for (int k = 0; k < 3; ++k) {
-    const Format& f = formats[k];
-    if (f.event != ev && (!f.event || f.event->id != ev->id))
-      continue;
-    RawCpuhpEvent e;
-    e.kind = k == 0 ? TraceKind::kEnter : k == 1 ? TraceKind::kMultiEnter : TraceKind::kExit;
-    e.pid = tep_data_pid(tep, rec);
-    e.event_cpu = cpu;
-    e.ts_ns = rec->ts;
-    unsigned long long v = 0;
-    tep_read_number_field(f.cpu, rec->data, &v);
-    e.cpu = static_cast<int>(static_cast<unsigned int>(v));
-    tep_read_number_field(f.idx, rec->data, &v);
-    e.idx = static_cast<int>(v);
-    tep_read_number_field(f.target, rec->data, &v);
-    e.target = static_cast<int>(v);
-    if (f.ret) {
-      tep_read_number_field(f.ret, rec->data, &v);
-      e.ret = static_cast<int>(v);
-    } else {
-      tep_read_number_field(f.fun, rec->data, &v);
-      e.fun = v;
-    }
-    events.push_back(e);
-    return;
-  }
-}
-
-void RawCpuhpReader::Read() {
-  tracefs_iterate_raw_events(tep, instance, nullptr, 0, Callback, this);
 }
 
 bool TracefsSource::SetUpReader(std::string* why) {
@@ -519,7 +140,7 @@ bool TracefsSource::SetUpReader(std::string* why) {
     raw_->missed = 0;
   }
   stats_base_ = ReadCpuStats(instance_);
-  for (const char* ev : kEvents) {
+  for (const char* ev : kCpuhpEvents) {
     if (tracefs_event_enable(raw_->instance, "cpuhp", ev) != 0) {
       *why = instance_ + "/events/cpuhp/" + ev + "/enable: cannot enable: " + strerror(errno);
       return false;
@@ -545,90 +166,15 @@ const std::string& TracefsSource::CommOf(int pid, int event_cpu) {
   return it->second;
 }
 
-TraceEvent ToTraceEvent(const RawCpuhpEvent& e, std::string comm, std::string fun) {
-  TraceEvent ev;
-  ev.kind = e.kind;
-  ev.pid = e.pid;
-  ev.event_cpu = e.event_cpu;
-  ev.ts_ns = e.ts_ns;
-  ev.cpu = e.cpu;
-  ev.idx = e.idx;
-  ev.target = e.target;
-  ev.ret = e.ret;
-  ev.comm = std::move(comm);
-  if (e.kind != TraceKind::kExit)
-    ev.fun = std::move(fun);
-  return ev;
-}
-
-std::unordered_map<uint64_t, std::string> CallbackNamesFromText(
-    std::string_view text, const std::vector<RawCpuhpEvent>& events) {
-  // Key: (event CPU, pid, hotplugged CPU, state, microsecond).
-  std::map<std::tuple<int, int, int, int, uint64_t>, std::string> by_key;
-  while (!text.empty()) {
-    size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-    TraceEvent ev;
-    if (line.empty() || line.front() == '#' || !ParseTraceLine(line, &ev) ||
-        ev.kind == TraceKind::kExit || ev.kind == TraceKind::kLost)
-      continue;
-    by_key[{ev.event_cpu, ev.pid, ev.cpu, ev.idx, ev.ts_ns / 1000}] = ev.fun;
-  }
-  std::unordered_map<uint64_t, std::string> names;
-  for (const RawCpuhpEvent& e : events) {
-    if (e.kind == TraceKind::kExit || names.count(e.fun))
-      continue;
-    // The text prints the timestamp rounded to the microsecond (ns2usecs);
-    // truncated is tried too.
-    auto it = by_key.find({e.event_cpu, e.pid, e.cpu, e.idx, (e.ts_ns + 500) / 1000});
-    if (it == by_key.end())
-      it = by_key.find({e.event_cpu, e.pid, e.cpu, e.idx, e.ts_ns / 1000});
-    if (it != by_key.end())
-      names.emplace(e.fun, it->second);
-  }
-  return names;
-}
-
 // The names of the callbacks among the events still in the buffer, from the
 // kernel's own text of the same events (the `trace` file does not consume).
 void TracefsSource::LearnNamesFromText(const std::string& text) {
   for (auto& [addr, name] : CallbackNamesFromText(text, raw_->events))
     fun_names_.emplace(addr, std::move(name));
 }
-
-// Addresses no text gave a name to: one pass over /proc/kallsyms, stopping
-// when all are found.
 void TracefsSource::ResolveFromKallsyms() {
-  std::unordered_set<uint64_t> want;
-  for (const RawCpuhpEvent& e : raw_->events)
-    if (e.kind != TraceKind::kExit && !fun_names_.count(e.fun))
-      want.insert(e.fun);
-  if (want.empty())
-    return;
-  ++kallsyms_lookups_;
-  std::ifstream f("/proc/kallsyms");
-  std::string line;
-  while (!want.empty() && std::getline(f, line)) {
-    uint64_t addr = 0;
-    auto [p, ec] = std::from_chars(line.data(), line.data() + line.size(), addr, 16);
-    if (ec != std::errc() || !want.count(addr))
-      continue;
-    // "ffffffff81362e20 t cpuhp_kick_ap_work [module]"
-    std::string_view rest(p, static_cast<size_t>(line.data() + line.size() - p));
-    size_t b = rest.find_first_not_of(' ', rest.find(' ', 1));
-    if (b == std::string_view::npos)
-      continue;
-    rest.remove_prefix(b);
-    std::string name(rest.substr(0, rest.find_first_of(" \t")));
-    fun_names_.emplace(addr, name);
-    want.erase(addr);
-  }
-  for (uint64_t a : want) {
-    char hex[24];
-    std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(a));
-    fun_names_.emplace(a, hex);  // kallsyms hidden (kptr_restrict) or an unloaded module
-  }
+  if (NamesFromKallsyms(raw_->events, &fun_names_))
+    ++kallsyms_lookups_;
 }
 
 namespace {
@@ -640,25 +186,6 @@ uint64_t ThreadCpuNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 }  // namespace
-
-std::vector<RawCpuhpEvent> TakeEventsUpTo(std::vector<RawCpuhpEvent>* held,
-                                          std::vector<RawCpuhpEvent> read, uint64_t cutoff) {
-  std::vector<RawCpuhpEvent> all = std::move(*held);
-  held->clear();
-  if (all.empty()) {
-    all = std::move(read);
-  } else {  // what was held, then this read: merged by time
-    all.insert(all.end(), read.begin(), read.end());
-    std::stable_sort(all.begin(), all.end(), [](const RawCpuhpEvent& a, const RawCpuhpEvent& b) {
-      return a.ts_ns < b.ts_ns;
-    });
-  }
-  const auto later = std::find_if(all.begin(), all.end(),
-                                  [cutoff](const RawCpuhpEvent& e) { return e.ts_ns > cutoff; });
-  held->assign(later, all.end());
-  all.erase(later, all.end());
-  return all;
-}
 
 size_t RingCapacityOps(size_t buffer_kb, size_t events_per_op) {
   const size_t per_op = std::max<size_t>(events_per_op, 1) * TracefsSource::kRingBytesPerEvent;
@@ -731,28 +258,7 @@ void TracefsSource::DrainLocked(bool final) {
 }
 
 void TracefsSource::DrainerLoop() {
-  // Idle priority: the kernel runs it only where nothing else wants the CPU.
-  sched_param sp{};
-  std::string policy;
-  if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) == 0) {
-    policy = "SCHED_IDLE";
-    drainer_sched_ = SCHED_IDLE;
-  } else if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19) == 0)
-    policy = "nice 19";
-  else
-    policy = "normal";
-  if (!drainer_cpus_.empty()) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : drainer_cpus_)
-      if (c >= 0 && c < CPU_SETSIZE)
-        CPU_SET(c, &set);
-    std::string list;
-    for (int c : drainer_cpus_)
-      list += (list.empty() ? "" : ",") + std::to_string(c);
-    if (sched_setaffinity(0, sizeof(set), &set) == 0)
-      policy += " on CPU " + list;
-  }
+  std::string policy = LowerDrainerPriority(drainer_cpus_, &drainer_sched_);
   // Published last: BoostDrainer reads drainer_sched_ once it sees the tid.
   drainer_tid_ = gettid();
   std::unique_lock<std::mutex> l(mu_);
@@ -768,22 +274,13 @@ void TracefsSource::DrainerLoop() {
   }
 }
 
-// Best effort (raising a thread's priority needs CAP_SYS_NICE): at worst the
-// writer waits for the drainer as it is.
 void TracefsSource::BoostDrainer(bool on) {
   const pid_t tid = drainer_tid_;
   if (tid <= 0)
     return;
-  sched_param sp{};
-  if (on) {
+  if (on)
     ++drainer_boosts_;
-    sched_setscheduler(tid, SCHED_OTHER, &sp);
-    setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 0);
-  } else if (drainer_sched_ == SCHED_IDLE) {
-    sched_setscheduler(tid, SCHED_IDLE, &sp);
-  } else {
-    setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19);
-  }
+  BoostDrainerThread(tid, drainer_sched_, on);
 }
 
 void TracefsSource::StopDrainer() {
@@ -882,7 +379,7 @@ void TracefsSource::ReleaseInstance() {
     } else {
       // Silent until the next run: tracing off, the events disabled.
       bool ok = WriteFile(instance_ + "/tracing_on", "0", &err);
-      for (const char* ev : kEvents)
+      for (const char* ev : kCpuhpEvents)
         ok = WriteFile(instance_ + "/events/cpuhp/" + ev + "/enable", "0", &err) && ok;
       if (!ok)
         remove_error_ = err + "; `cpuhp-stress restore` removes the instance";
@@ -938,40 +435,6 @@ nlohmann::json TracefsSource::ReportJson() const {
   j["events"] = joiner_ ? joiner_->EventsJson() : nlohmann::json::object();
   j["lost_events"] = std::move(lost);
   return j;
-}
-
-bool RemoveKeptTraceInstance(const std::string& tracefs_root, std::string* err) {
-  const std::string path = tracefs_root + "/instances/" + kKeptInstance;
-  const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return false;  // none
-  bool removed = false;
-  if (flock(fd, LOCK_EX | LOCK_NB) == 0) {  // else a run holds it
-    removed = rmdir(path.c_str()) == 0;
-    if (!removed)
-      *err = path + ": cannot remove: " + strerror(errno);
-  }
-  close(fd);
-  return removed;
-}
-
-void RestoreTraceInstances(std::FILE* out) {
-  const std::string root = FindTracefs();
-  if (root.empty())
-    return;
-  std::string err;
-  if (RemoveKeptTraceInstance(root, &err))
-    std::fprintf(out, "removed tracefs instance %s/instances/%s (kept between runs)\n",
-                 root.c_str(), kKeptInstance);
-  else if (!err.empty())
-    spdlog::error("{}", err);
-  std::vector<std::string> errs;
-  for (const std::string& n : RemoveStaleTraceInstances(root, &errs))
-    std::fprintf(out,
-                 "removed tracefs instance %s/instances/%s left by a run that did not finish\n",
-                 root.c_str(), n.c_str());
-  for (const std::string& e : errs)
-    spdlog::error("{}", e);
 }
 
 std::string TracepointsSummary(const nlohmann::json& section) {

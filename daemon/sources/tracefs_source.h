@@ -3,21 +3,10 @@
 // cpuhp_multi_enter / cpuhp_exit events, read from a tracefs instance of our
 // own, turned into per-state and per-phase timings of each operation.
 //
-// Reader: the instance's per-CPU trace_pipe_raw, in binary, decoded with
-// the event formats the kernel publishes (libtracefs + libtraceevent, the
-// libraries under trace-cmd and rtla), and only between operations: nothing
-// blocks on the pipe, so the kernel wakes no reader while a CPU goes down or
-// up. Issue 17 measured the old reader (the text trace_pipe drained after
-// every write) at 0.66-0.72x the bare write loop on a 2-CPU host: the kernel
-// formatted ~90 lines per write (a %ps symbol lookup each) on the CPU that
-// stop_machine and the hotplug kworkers need. Each operation's record is
-// kept (OpEnd) and the events are joined to it after a drain, by timestamp
-// and CPU, exactly as before. Drains: after the first offline and online
-// (to learn the callbacks' names, below), then at most once per
-// kDrainIntervalNs, and at the end; the buffer (at least kMinBufferKb per
-// CPU) holds several intervals of events, and whatever the ring still loses
-// is counted (per_cpu/cpuN/stats and the pages' missed-events flags) and
-// fails the report's tracepoints_no_lost_events check.
+// Its parts: the instance's life (trace_instance.h), the raw reading and the
+// drainer thread (trace_drainer.h), the raw events made TraceEvents with
+// their names (trace_convert.h), and the join into operations (trace_join.h).
+// This file wires them: when to drain and who, and the report section.
 //
 // Who drains: a thread of its own at SCHED_IDLE (nice 19 where the policy is
 // refused), pinned to the CPUs the run does not toggle when there are any,
@@ -38,171 +27,26 @@
 // the report). Without the wait, a 10 s run on such a host drained only at
 // the end and lost 196 596 events; with the 2 s limit alone, a loaded CI
 // run still lost the oldest enters (two exits without their enter).
-//
-// Callback names: the raw events carry the callback's address. The first
-// drain reads the instance's text `trace` file (not consuming, so the same
-// events are still there for the raw read) and takes each address's name
-// from the kernel's own %ps of the same event; an address first seen later
-// is looked up in /proc/kallsyms (a full read costs 50-250 ms here, so it is
-// the fallback, not the way).
-//
-// The dying CPU: ring buffers exist for every possible CPU, online or not,
-// and the write does not return before cpuhp/N's last callback has exited,
-// so a drain after a write sees the dying CPU's events too.
-//
-// Instance: instances/cpuhp-stress-kept, made once and kept between runs.
-// A new instance starts on the "local" clock, and switching it to "mono"
-// resets its buffers behind an RCU grace period (~35 ms on a 2-CPU VM), as
-// does removing it (~30 ms): most of what a short run paid on top of its
-// writes (issue 17: startup under 100 ms). A run takes the kept instance
-// under flock(2) on its directory, stops and empties it, reads its lost-event
-// counters as the baseline, and at the end stops it and disables the events
-// again, so between runs it records nothing. trace_pipe_raw is consuming, so
-// two runs must never share one: a run that finds it locked (a second run
-// beside a test, another state directory) uses instances/cpuhp-stress-<pid>
-// and removes it at the end, as every run did before. A killed run leaves
-// its pid instance: the next run and `cpuhp-stress restore` remove instances
-// whose pid is gone; `restore` also removes the kept instance when no run
-// holds it, so a machine put back has no instance of ours.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "machine/hotplug_states.h"
-#include "sources/state_stats.h"
 #include "sources/timing_source.h"
-#include "sources/trace_parser.h"
-
-struct tep_event;
-struct tep_format_field;
-struct tep_handle;
-struct tep_record;
-struct tracefs_instance;
+#include "sources/trace_convert.h"
+#include "sources/trace_drainer.h"
+#include "sources/trace_join.h"
 
 namespace cpuhp {
-
-// One cpuhp event of a raw ring-buffer page; the callback as its address.
-struct RawCpuhpEvent {
-  TraceKind kind = TraceKind::kEnter;
-  int pid = -1;
-  int event_cpu = -1;  // whose buffer held it
-  uint64_t ts_ns = 0;  // trace clock, nanoseconds
-  int cpu = -1, idx = -1, target = -1, ret = 0;
-  uint64_t fun = 0;  // enters only
-};
-
-// The per-CPU trace_pipe_raw files of one instance, decoded with the formats
-// under <tracefs>/events (header_page and the three cpuhp events' format
-// files) into a libtraceevent handle of our own: libtracefs's
-// tracefs_local_events() would also parse /proc/kallsyms (~0.5 s here).
-class RawCpuhpReader {
- public:
-  RawCpuhpReader() = default;
-  ~RawCpuhpReader();
-  RawCpuhpReader(const RawCpuhpReader&) = delete;
-  RawCpuhpReader& operator=(const RawCpuhpReader&) = delete;
-
-  bool Open(const std::string& tracefs, const std::string& instance_name, std::string* why);
-  // Consumes every event the buffers hold now, merged in timestamp order,
-  // appended to `events`; events the ring reported missing go to `missed`.
-  void Read();
-
-  tracefs_instance* instance = nullptr;
-  std::vector<RawCpuhpEvent> events;
-  uint64_t missed = 0;
-
- private:
-  struct Format {
-    tep_event* event = nullptr;
-    tep_format_field* cpu = nullptr;
-    tep_format_field* target = nullptr;  // "target" (enters) or "state" (exit)
-    tep_format_field* idx = nullptr;
-    tep_format_field* fun = nullptr;  // enters only
-    tep_format_field* ret = nullptr;  // exit only
-  };
-  static int Callback(tep_event* ev, tep_record* rec, int cpu, void* ctx);
-  void Add(tep_event* ev, tep_record* rec, int cpu);
-
-  tep_handle* tep = nullptr;
-  Format formats[3];  // cpuhp_enter, cpuhp_multi_enter, cpuhp_exit
-};
-
-// Text in, steps joined to operations out (no file system): the part of the
-// source that unit tests drive with recorded trace fixtures.
-class TraceJoiner {
- public:
-  // timestamp_resolution_ns: 1000 for text (sec.usec), 1 for raw events.
-  explicit TraceJoiner(HotplugStates states, uint64_t timestamp_resolution_ns = 1000)
-      : stats_(std::move(states)), resolution_ns_(timestamp_resolution_ns) {}
-
-  // Any chunk of trace_pipe text; a line cut between two chunks is kept until
-  // its end arrives.
-  void FeedText(std::string_view text);
-  // One decoded event, in timestamp order.
-  void FeedEvent(const TraceEvent& ev);
-  // Events the ring buffer reported missing before the next event.
-  void AddLost(uint64_t n) { lost_markers_ += n; }
-  // The operation's write has returned and every event up to its end has
-  // been fed: its steps are the finished ones of rec.cpu that began inside
-  // [start, start + duration] (start rounded down to the timestamp
-  // resolution: text timestamps are truncated).
-  void EndOperation(const OpRecord& rec);
-  // The same for operations in write order, in one pass over the steps.
-  void EndOperations(const std::vector<OpRecord>& batch);
-  // Whatever is still buffered belongs to no operation.
-  void Finish();
-
-  const KernelStateStats& stats() const { return stats_; }
-  nlohmann::json EventsJson() const;
-  uint64_t lost_markers() const { return lost_markers_; }
-  uint64_t malformed() const { return malformed_; }
-  uint64_t events() const { return events_; }
-
- private:
-  void Line(std::string_view line);
-
-  KernelStateStats stats_;
-  uint64_t resolution_ns_;
-  StepMatcher matcher_;
-  std::vector<TraceStep> pending_;
-  std::string partial_;
-  uint64_t events_ = 0;
-  uint64_t malformed_ = 0;
-  uint64_t lost_markers_ = 0;
-  uint64_t outside_ops_ = 0;
-  std::vector<std::string> malformed_examples_;
-};
-
-// The events a drain may feed while a write may be in flight: `held` (left by
-// earlier drains) and `read` (this drain's, each CPU's merged by time),
-// merged by time, up to `cutoff` (the end of the last write taken: each of
-// its events is in the buffers); the later ones are left in *held. The
-// buffers are read one CPU after the other, so a task that moved CPUs in the
-// middle of a callback can have its exit read before its enter.
-std::vector<RawCpuhpEvent> TakeEventsUpTo(std::vector<RawCpuhpEvent>* held,
-                                          std::vector<RawCpuhpEvent> read, uint64_t cutoff);
-
-// The event as the joiner takes it, named: `comm` the task, `fun` the
-// callback (ignored for exits, which carry none).
-TraceEvent ToTraceEvent(const RawCpuhpEvent& e, std::string comm, std::string fun);
-
-// Callback address -> name, from the text (`trace` file) of the same events:
-// each raw enter takes the name of the text enter with its event CPU, pid,
-// hotplugged CPU, state and microsecond.
-std::unordered_map<uint64_t, std::string> CallbackNamesFromText(
-    std::string_view text, const std::vector<RawCpuhpEvent>& events);
 
 // How many operations' events the ring holds on its busiest CPU: buffer_kb
 // per CPU at kRingBytesPerEvent, events_per_op on that CPU (at least 1 op).
@@ -305,27 +149,6 @@ class TracefsSource : public TimingSource {
   nlohmann::json lost_ = nlohmann::json::object();
   std::vector<std::string> stale_removed_;
 };
-
-// tracefs's mount point from a mounts file ("" when not mounted).
-std::string FindTracefs(const std::string& mounts_path = "/proc/mounts");
-
-// Removes <tracefs>/instances/cpuhp-stress-<pid> left by runs that are gone
-// (no such pid, or a pid now running something else). Returns their names;
-// failures go to *errs.
-std::vector<std::string> RemoveStaleTraceInstances(const std::string& tracefs_root,
-                                                   std::vector<std::string>* errs);
-
-// The kept instance's name under <tracefs>/instances.
-extern const char* const kKeptInstance;
-
-// Removes the kept instance when no run holds it (flock). Returns whether it
-// was removed; a failure goes to *err.
-bool RemoveKeptTraceInstance(const std::string& tracefs_root, std::string* err);
-
-// For `cpuhp-stress restore`: removes stale instances and the kept one (when
-// no run holds it) under a mounted tracefs (never mounts it) and says so on
-// `out`.
-void RestoreTraceInstances(std::FILE* out);
 
 // Lines for the human summary: the top states by self time, lost events, or
 // why the source was unavailable.

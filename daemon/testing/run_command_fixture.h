@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/config.h"
+#include "testing/fake_sysfs.h"
 
 namespace cpuhp {
 
@@ -64,6 +65,21 @@ class RunCommandFixture : public ::testing::Test {
   std::string dir_;
   Config cfg_;
   std::FILE* out_ = nullptr;
+};
+
+// The commands on a fake sysfs tree of 4 CPUs (cpu0 not hotpluggable), their
+// state directory in the scratch directory, seed 7.
+class CommandsTest : public RunCommandFixture {
+ protected:
+  CommandsTest() : RunCommandFixture("cpuhp-cmd") {}
+  void SetUp() override {
+    RunCommandFixture::SetUp();
+    cfg_.sysfs_root = fs_.root();
+    cfg_.state_dir = dir_ + "/state";
+    cfg_.seed = 7;
+  }
+
+  FakeSysfs fs_{4};
 };
 
 }  // namespace cpuhp

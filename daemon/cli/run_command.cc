@@ -1,25 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
-#include "cli/commands.h"
+#include "cli/run_command.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cinttypes>
-#include <ctime>
 
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/restore_command.h"
+#include "cli/run_inputs.h"
 #include "faults/faults.h"
 #include "machine/machine_lock.h"
-#include "machine/restore.h"
 #include "machine/sim_cpu_control.h"
 #include "machine/topology.h"
 #include "report/report.h"
@@ -37,156 +30,10 @@
 namespace cpuhp {
 namespace {
 
-int64_t RealtimeNs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-uint64_t RandomSeed() {
-  uint64_t seed = 0;
-  if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
-    seed = static_cast<uint64_t>(RealtimeNs()) ^ static_cast<uint64_t>(getpid());
-  return seed;
-}
-
 uint64_t MaxRssKib() {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<uint64_t>(ru.ru_maxrss);
-}
-
-// The CPUs the config selects, all of them present and hotpluggable.
-bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::vector<int>* out,
-                std::string* err) {
-  if (cfg.cpus == "all") {
-    *out = topo.hotpluggable;
-    if (out->empty()) {
-      *err = "/cpus: no hotpluggable CPU under " + ctl->Describe() +
-             " (no cpuN/online file; is CONFIG_HOTPLUG_CPU set?)";
-      return false;
-    }
-    return true;
-  }
-  std::string perr;
-  if (!ParseCpuList(cfg.cpus, out, &perr)) {
-    *err = "/cpus: " + perr;
-    return false;
-  }
-  if (out->empty()) {
-    *err = "/cpus: empty CPU list";
-    return false;
-  }
-  for (int cpu : *out) {
-    if (!std::binary_search(topo.present.begin(), topo.present.end(), cpu)) {
-      *err = "/cpus: CPU " + std::to_string(cpu) +
-             " does not exist (present: " + FormatCpuList(topo.present) + ")";
-      return false;
-    }
-    if (!topo.IsHotpluggable(cpu)) {
-      *err = "/cpus: CPU " + std::to_string(cpu) + " cannot be hotplugged (no " + ctl->Describe() +
-             "/cpu" + std::to_string(cpu) +
-             "/online; hotpluggable: " + FormatCpuList(topo.hotpluggable) + ")";
-      return false;
-    }
-  }
-  return true;
-}
-
-OnlineState StateFrom(const Topology& topo) {
-  OnlineState s;
-  s.online.assign(static_cast<size_t>(topo.max_cpu + 1), 0);
-  for (int cpu : topo.online)
-    if (cpu <= topo.max_cpu)
-      s.Set(cpu, true);
-  return s;
-}
-
-// Two spellings of one directory are one root; a path that does not resolve
-// is compared as written.
-bool SameRoot(const std::string& a, const std::string& b) {
-  char ra[PATH_MAX];
-  char rb[PATH_MAX];
-  if (realpath(a.c_str(), ra) && realpath(b.c_str(), rb))
-    return std::string(ra) == rb;
-  return a == b;
-}
-
-std::string Printable(std::string s) {
-  for (char& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
-      c = '?';
-  return s;
-}
-
-// Puts back the mask that a run which did not finish recorded in `dir`, on
-// the CPUs under `sysfs_root`: the configured root, which the file's own must
-// match (it is never followed). A file from another boot than `boot_id` is
-// reported on `out` and removed, its mask not applied; a mask that names CPUs
-// that cannot be hotplugged, or would leave no CPU online, is refused. The
-// file is removed once the mask is back.
-bool RestoreStale(StateDir* dir, const std::string& sysfs_root, const std::string& boot_id,
-                  std::FILE* out, std::string* err) {
-  SavedState saved;
-  if (!dir->Read(&saved, err))
-    return false;
-  const std::string path = dir->state_path();
-  // Whoever can write the file must not choose where root writes 0 and 1.
-  if (!SameRoot(saved.sysfs_root, sysfs_root)) {
-    *err = path + ": recorded for CPUs under " + Printable(saved.sysfs_root) + ", not " +
-           sysfs_root + ": not restored (pass that --sysfs-root if it is right, else move the " +
-           "file aside after checking the online CPUs by hand)";
-    return false;
-  }
-  if (saved.boot_id != boot_id) {
-    // The machine has rebooted since: the kernel brought the CPUs up as it
-    // does at boot, and the old mask says nothing about this boot.
-    std::fprintf(out, "%s: left by a run in boot %s, this is boot %s: online mask %s not applied\n",
-                 path.c_str(), saved.boot_id.c_str(), boot_id.c_str(),
-                 FormatCpuList(saved.online_at_start).c_str());
-    return dir->Remove(err);
-  }
-  spdlog::warn("{}: a run (pid {}, started {}) did not finish: restoring online mask {} first",
-               path, saved.pid, saved.started_at, FormatCpuList(saved.online_at_start));
-  auto ctl = NewSysfsCpuControl(sysfs_root);
-  Topology topo;
-  if (!DiscoverTopology(ctl.get(), &topo, err))
-    return false;
-  bool any_online = false;
-  for (int cpu : topo.present) {
-    const bool controlled =
-        std::binary_search(saved.controlled.begin(), saved.controlled.end(), cpu);
-    if (controlled && !topo.IsHotpluggable(cpu)) {
-      *err = path + ": \"controlled\" names cpu" + std::to_string(cpu) +
-             ", which cannot be hotplugged here: not restored";
-      return false;
-    }
-    any_online |= controlled ? std::binary_search(saved.online_at_start.begin(),
-                                                  saved.online_at_start.end(), cpu)
-                             : topo.IsOnline(cpu);
-  }
-  if (!any_online) {
-    *err = path + ": online mask " + FormatCpuList(saved.online_at_start) +
-           " would leave no CPU online: not restored";
-    return false;
-  }
-  // A state left armed in hotplug/fail first: it must not fire below.
-  std::vector<std::string> cleared;
-  std::vector<std::string> fail_errors = ClearArmedFail(ctl.get(), saved.controlled, &cleared);
-  for (const std::string& c : cleared)
-    std::fprintf(out, "cleared hotplug/fail armed on %s\n", c.c_str());
-  if (!fail_errors.empty()) {
-    *err = path + ": cannot clear " + fail_errors.front();
-    return false;
-  }
-  RestoreResult r = RestoreMask(ctl.get(), saved.controlled, saved.online_at_start);
-  if (!r.ok) {
-    *err = path + ": restore failed: " + r.failures.front();
-    return false;
-  }
-  std::fprintf(out, "restored online mask %s from %s (%d writes)\n",
-               FormatCpuList(saved.online_at_start).c_str(), path.c_str(), r.writes);
-  return dir->Remove(err);
 }
 
 // Everything `run` sets up before the first operation: the machine as found,
@@ -628,122 +475,6 @@ int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* 
   }
   const MachineGuard::Result& back = guard.PutBack();
   return WriteReport(&plan, &src, runner, run, back, out);
-}
-
-int DryRunCommand(const Config& cfg_in, uint64_t max_ops, std::FILE* out) {
-  Config cfg = cfg_in;
-  const uint64_t seed = cfg.seed ? *cfg.seed : RandomSeed();
-  const bool sim = cfg.backend == "sim";
-  std::string err;
-  auto fail = [&](const std::string& msg) {
-    spdlog::error("{}", msg);
-    return kExitBadInput;
-  };
-  if (cfg.pattern == Pattern::kFaultSweep)
-    return fail(
-        "--dry-run: fault_sweep learns its operations from the kernel's hotplug/fail at "
-        "start; run it against --backend sim to see them");
-  std::unique_ptr<CpuControl> ctl;
-  if (sim)
-    ctl = std::make_unique<SimCpuControl>(cfg.sim, seed);
-  else
-    ctl = NewSysfsCpuControl(cfg.sysfs_root);
-  Topology topo;
-  std::vector<int> selected;
-  if (!DiscoverTopology(ctl.get(), &topo, &err) ||
-      !SelectCpus(cfg, topo, ctl.get(), &selected, &err))
-    return fail(err);
-  OnlineState state = StateFrom(topo);
-  ScheduleParams params{cfg.pattern, selected, cfg.min_online, seed, cfg.sweep};
-  std::unique_ptr<Schedule> schedule = NewSchedule(params, state, &err);
-  if (!schedule)
-    return fail(err);
-  const uint64_t limit = IterationLimit(cfg);
-  std::fprintf(out,
-               "dry run (nothing is written): pattern %s on CPUs %s of %s, %d online, seed %" PRIu64
-               ", iterations %s, duration %s\n",
-               PatternName(cfg.pattern), FormatCpuList(selected).c_str(), ctl->Describe().c_str(),
-               state.count, seed, limit ? std::to_string(limit).c_str() : "no limit",
-               cfg.duration_ns ? FormatDuration(cfg.duration_ns).c_str() : "no limit");
-  if (nlohmann::json d = schedule->Describe(); !d.empty())
-    std::fprintf(out, "schedule: %s\n", d.dump().c_str());
-  std::fprintf(out, "%8s  %-7s  %5s  %13s\n", "op", "dir", "cpu", "online before");
-  uint64_t i = 0;
-  for (; i < max_ops && (!limit || i < limit); ++i) {
-    std::optional<Operation> op = schedule->Next(state);
-    if (!op)
-      break;
-    std::fprintf(out, "%8" PRIu64 "  %-7s  %5d  %13d%s\n", i,
-                 std::string(DirectionName(op->dir)).c_str(), op->cpu, state.count,
-                 op->setup ? "  set-up" : "");
-    state.Set(op->cpu, op->dir == Direction::kOnline);  // as if every write succeeds
-  }
-  if (i == max_ops)
-    std::fprintf(out, "... (--dry-run N shows more)\n");
-  else if (!schedule->error().empty())
-    std::fprintf(out, "schedule stops: %s\n", schedule->error().c_str());
-  else
-    std::fprintf(out, "end of the run after %" PRIu64 " operations\n", i);
-  return kExitOk;
-}
-
-int RestoreCommand(const std::string& state_dir_path, const std::string& sysfs_root,
-                   std::FILE* out) {
-  // ExecStopPost: whatever the state file holds, an exception here would
-  // restore nothing and say only "terminate called".
-  try {
-    RestoreTraceInstances(out);
-    StateDir dir(state_dir_path);
-    std::string err;
-    if (!dir.Lock(&err)) {
-      spdlog::error("{}", err);
-      return kExitFailed;
-    }
-    if (!dir.HasState()) {
-      std::fprintf(out, "nothing to restore: no %s\n", dir.state_path().c_str());
-      return kExitOk;
-    }
-    // Not under a run that holds these CPUs: it would record the result.
-    MachineLock machine_lock;
-    if (!machine_lock.Acquire(sysfs_root, dir.dir(), DefaultHolderRecordDir(), &err) ||
-        !RestoreStale(&dir, sysfs_root, ReadBootId(), out, &err)) {
-      spdlog::error("{}", err);
-      return kExitFailed;
-    }
-    return kExitOk;
-  } catch (const std::exception& e) {
-    spdlog::error("restore: internal error: {}", e.what());
-    return kExitFailed;
-  } catch (...) {
-    spdlog::error("restore: internal error");
-    return kExitFailed;
-  }
-}
-
-int ListCommand(const std::string& sysfs_root, std::FILE* out) {
-  auto ctl = NewSysfsCpuControl(sysfs_root);
-  Topology topo;
-  std::string err;
-  if (!DiscoverTopology(ctl.get(), &topo, &err)) {
-    spdlog::error("{}", err);
-    return kExitBadInput;
-  }
-  auto in = [](const std::vector<int>& v, int cpu) {
-    return std::binary_search(v.begin(), v.end(), cpu);
-  };
-  std::fprintf(out, "%5s  %-12s  %-7s  %-8s  %-9s\n", "cpu", "hotpluggable", "online", "isolated",
-               "nohz_full");
-  for (int cpu : topo.present) {
-    std::fprintf(out, "%5d  %-12s  %-7s  %-8s  %-9s\n", cpu,
-                 topo.IsHotpluggable(cpu) ? "yes" : "no", topo.IsOnline(cpu) ? "yes" : "no",
-                 in(topo.isolated, cpu) ? "yes" : "no",
-                 !topo.has_nohz_full_file  ? "-"
-                 : in(topo.nohz_full, cpu) ? "yes"
-                                           : "no");
-  }
-  std::fprintf(out, "present %s, online %s, hotpluggable %s\n", FormatCpuList(topo.present).c_str(),
-               FormatCpuList(topo.online).c_str(), FormatCpuList(topo.hotpluggable).c_str());
-  return kExitOk;
 }
 
 }  // namespace cpuhp

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "cli/dry_run_command.h"
+
+#include <cinttypes>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/run_inputs.h"
+#include "machine/sim_cpu_control.h"
+#include "machine/topology.h"
+#include "run/schedule.h"
+#include "util/cpu_list.h"
+#include "util/exit_codes.h"
+
+namespace cpuhp {
+
+int DryRunCommand(const Config& cfg_in, uint64_t max_ops, std::FILE* out) {
+  Config cfg = cfg_in;
+  const uint64_t seed = cfg.seed ? *cfg.seed : RandomSeed();
+  const bool sim = cfg.backend == "sim";
+  std::string err;
+  auto fail = [&](const std::string& msg) {
+    spdlog::error("{}", msg);
+    return kExitBadInput;
+  };
+  if (cfg.pattern == Pattern::kFaultSweep)
+    return fail(
+        "--dry-run: fault_sweep learns its operations from the kernel's hotplug/fail at "
+        "start; run it against --backend sim to see them");
+  std::unique_ptr<CpuControl> ctl;
+  if (sim)
+    ctl = std::make_unique<SimCpuControl>(cfg.sim, seed);
+  else
+    ctl = NewSysfsCpuControl(cfg.sysfs_root);
+  Topology topo;
+  std::vector<int> selected;
+  if (!DiscoverTopology(ctl.get(), &topo, &err) ||
+      !SelectCpus(cfg, topo, ctl.get(), &selected, &err))
+    return fail(err);
+  OnlineState state = StateFrom(topo);
+  ScheduleParams params{cfg.pattern, selected, cfg.min_online, seed, cfg.sweep};
+  std::unique_ptr<Schedule> schedule = NewSchedule(params, state, &err);
+  if (!schedule)
+    return fail(err);
+  const uint64_t limit = IterationLimit(cfg);
+  std::fprintf(out,
+               "dry run (nothing is written): pattern %s on CPUs %s of %s, %d online, seed %" PRIu64
+               ", iterations %s, duration %s\n",
+               PatternName(cfg.pattern), FormatCpuList(selected).c_str(), ctl->Describe().c_str(),
+               state.count, seed, limit ? std::to_string(limit).c_str() : "no limit",
+               cfg.duration_ns ? FormatDuration(cfg.duration_ns).c_str() : "no limit");
+  if (nlohmann::json d = schedule->Describe(); !d.empty())
+    std::fprintf(out, "schedule: %s\n", d.dump().c_str());
+  std::fprintf(out, "%8s  %-7s  %5s  %13s\n", "op", "dir", "cpu", "online before");
+  uint64_t i = 0;
+  for (; i < max_ops && (!limit || i < limit); ++i) {
+    std::optional<Operation> op = schedule->Next(state);
+    if (!op)
+      break;
+    std::fprintf(out, "%8" PRIu64 "  %-7s  %5d  %13d%s\n", i,
+                 std::string(DirectionName(op->dir)).c_str(), op->cpu, state.count,
+                 op->setup ? "  set-up" : "");
+    state.Set(op->cpu, op->dir == Direction::kOnline);  // as if every write succeeds
+  }
+  if (i == max_ops)
+    std::fprintf(out, "... (--dry-run N shows more)\n");
+  else if (!schedule->error().empty())
+    std::fprintf(out, "schedule stops: %s\n", schedule->error().c_str());
+  else
+    std::fprintf(out, "end of the run after %" PRIu64 " operations\n", i);
+  return kExitOk;
+}
+
+}  // namespace cpuhp

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "cli/run_inputs.h"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+
+#include "util/cpu_list.h"
+
+namespace cpuhp {
+
+int64_t RealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+uint64_t RandomSeed() {
+  uint64_t seed = 0;
+  if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+    seed = static_cast<uint64_t>(RealtimeNs()) ^ static_cast<uint64_t>(getpid());
+  return seed;
+}
+
+// The CPUs the config selects, all of them present and hotpluggable.
+bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::vector<int>* out,
+                std::string* err) {
+  if (cfg.cpus == "all") {
+    *out = topo.hotpluggable;
+    if (out->empty()) {
+      *err = "/cpus: no hotpluggable CPU under " + ctl->Describe() +
+             " (no cpuN/online file; is CONFIG_HOTPLUG_CPU set?)";
+      return false;
+    }
+    return true;
+  }
+  std::string perr;
+  if (!ParseCpuList(cfg.cpus, out, &perr)) {
+    *err = "/cpus: " + perr;
+    return false;
+  }
+  if (out->empty()) {
+    *err = "/cpus: empty CPU list";
+    return false;
+  }
+  for (int cpu : *out) {
+    if (!std::binary_search(topo.present.begin(), topo.present.end(), cpu)) {
+      *err = "/cpus: CPU " + std::to_string(cpu) +
+             " does not exist (present: " + FormatCpuList(topo.present) + ")";
+      return false;
+    }
+    if (!topo.IsHotpluggable(cpu)) {
+      *err = "/cpus: CPU " + std::to_string(cpu) + " cannot be hotplugged (no " + ctl->Describe() +
+             "/cpu" + std::to_string(cpu) +
+             "/online; hotpluggable: " + FormatCpuList(topo.hotpluggable) + ")";
+      return false;
+    }
+  }
+  return true;
+}
+
+OnlineState StateFrom(const Topology& topo) {
+  OnlineState s;
+  s.online.assign(static_cast<size_t>(topo.max_cpu + 1), 0);
+  for (int cpu : topo.online)
+    if (cpu <= topo.max_cpu)
+      s.Set(cpu, true);
+  return s;
+}
+
+}  // namespace cpuhp

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0
+// What `run` and `--dry-run` both take from the config and the machine
+// before any write: the seed, the CPUs selected, the online state.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "machine/cpu_control.h"
+#include "machine/topology.h"
+#include "run/schedule.h"
+
+namespace cpuhp {
+
+// CLOCK_REALTIME in nanoseconds.
+int64_t RealtimeNs();
+// From getrandom(2), else the time and the pid.
+uint64_t RandomSeed();
+// The CPUs the config selects, all of them present and hotpluggable.
+bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::vector<int>* out,
+                std::string* err);
+// The online state as the topology found it.
+OnlineState StateFrom(const Topology& topo);
+
+}  // namespace cpuhp

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "sources/trace_drainer.h"
+
+#include <pthread.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <traceevent/event-parse.h>
+
+#include "sources/trace_instance.h"
+
+namespace cpuhp {
+
+// The three events' formats parsed into a tep handle of our own: libtracefs's
+// tracefs_local_events() would also parse /proc/kallsyms (~0.5 s here) for
+// function names that only the first drain needs (trace_convert.h).
+RawCpuhpReader::~RawCpuhpReader() {
+  if (instance)
+    tracefs_instance_free(instance);
+  if (tep)
+    tep_free(tep);
+}
+
+bool RawCpuhpReader::Open(const std::string& tracefs, const std::string& name, std::string* why) {
+  instance = tracefs_instance_alloc(tracefs.c_str(), name.c_str());
+  if (!instance) {
+    *why = tracefs + "/instances/" + name + ": libtracefs cannot open the instance";
+    return false;
+  }
+  tep = tep_alloc();
+  if (!tep) {
+    *why = "libtraceevent: out of memory";
+    return false;
+  }
+  tep_set_long_size(tep, sizeof(long));
+  tep_set_page_size(tep, static_cast<int>(sysconf(_SC_PAGESIZE)));
+  const bool big = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__;
+  tep_set_file_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  tep_set_local_bigendian(tep, big ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  std::string text;
+  const std::string header = tracefs + "/events/header_page";
+  if (!ReadText(header, &text) ||
+      tep_parse_header_page(tep, text.data(), static_cast<unsigned long>(text.size()),
+                            sizeof(long)) != 0) {
+    *why = header + ": cannot read or parse the ring buffer's page header";
+    return false;
+  }
+  for (int k = 0; k < 3; ++k) {
+    const std::string path = tracefs + "/events/cpuhp/" + kCpuhpEvents[k] + "/format";
+    // tep_parse_event, not tep_parse_format: the handle must know the event
+    // for tracefs_iterate_raw_events to find it by id.
+    tep_event* ev = nullptr;
+    if (!ReadText(path, &text) ||
+        tep_parse_event(tep, text.data(), text.size(), "cpuhp") != TEP_ERRNO__SUCCESS ||
+        !(ev = tep_find_event_by_name(tep, "cpuhp", kCpuhpEvents[k]))) {
+      *why = path + ": cannot read or parse the event format";
+      return false;
+    }
+    Format& f = formats[k];
+    f.event = ev;
+    f.cpu = tep_find_field(ev, "cpu");
+    f.idx = tep_find_field(ev, "idx");
+    const bool exit = k == 2;
+    f.target = tep_find_field(ev, exit ? "state" : "target");
+    f.fun = exit ? nullptr : tep_find_field(ev, "fun");
+    f.ret = exit ? tep_find_field(ev, "ret") : nullptr;
+    if (!f.cpu || !f.idx || !f.target || (exit ? !f.ret : !f.fun)) {
+      *why = path +
+             ": the event lacks a field this reader needs (cpu, idx, target/state, "
+             "fun/ret)";
+      return false;
+    }
+  }
+  return true;
+}
+
+int RawCpuhpReader::Callback(tep_event* ev, tep_record* rec, int cpu, void* ctx) {
+  static_cast<RawCpuhpReader*>(ctx)->Add(ev, rec, cpu);
+  return 0;
+}
+
+void RawCpuhpReader::Add(tep_event* ev, tep_record* rec, int cpu) {
+  if (rec->missed_events)  // -1: an unknown number, at least one
+    missed += rec->missed_events > 0 ? static_cast<uint64_t>(rec->missed_events) : 1;
+  for (int k = 0; k < 3; ++k) {
+    const Format& f = formats[k];
+    if (f.event != ev && (!f.event || f.event->id != ev->id))
+      continue;
+    RawCpuhpEvent e;
+    e.kind = k == 0 ? TraceKind::kEnter : k == 1 ? TraceKind::kMultiEnter : TraceKind::kExit;
+    e.pid = tep_data_pid(tep, rec);
+    e.event_cpu = cpu;
+    e.ts_ns = rec->ts;
+    unsigned long long v = 0;
+    tep_read_number_field(f.cpu, rec->data, &v);
+    e.cpu = static_cast<int>(static_cast<unsigned int>(v));
+    tep_read_number_field(f.idx, rec->data, &v);
+    e.idx = static_cast<int>(v);
+    tep_read_number_field(f.target, rec->data, &v);
+    e.target = static_cast<int>(v);
+    if (f.ret) {
+      tep_read_number_field(f.ret, rec->data, &v);
+      e.ret = static_cast<int>(v);
+    } else {
+      tep_read_number_field(f.fun, rec->data, &v);
+      e.fun = v;
+    }
+    events.push_back(e);
+    return;
+  }
+}
+
+void RawCpuhpReader::Read() {
+  tracefs_iterate_raw_events(tep, instance, nullptr, 0, Callback, this);
+}
+
+std::vector<RawCpuhpEvent> TakeEventsUpTo(std::vector<RawCpuhpEvent>* held,
+                                          std::vector<RawCpuhpEvent> read, uint64_t cutoff) {
+  std::vector<RawCpuhpEvent> all = std::move(*held);
+  held->clear();
+  if (all.empty()) {
+    all = std::move(read);
+  } else {  // what was held, then this read: merged by time
+    all.insert(all.end(), read.begin(), read.end());
+    std::stable_sort(all.begin(), all.end(), [](const RawCpuhpEvent& a, const RawCpuhpEvent& b) {
+      return a.ts_ns < b.ts_ns;
+    });
+  }
+  const auto later = std::find_if(all.begin(), all.end(),
+                                  [cutoff](const RawCpuhpEvent& e) { return e.ts_ns > cutoff; });
+  held->assign(later, all.end());
+  all.erase(later, all.end());
+  return all;
+}
+
+std::string LowerDrainerPriority(const std::vector<int>& cpus, int* sched) {
+  sched_param sp{};
+  std::string policy;
+  if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) == 0) {
+    policy = "SCHED_IDLE";
+    *sched = SCHED_IDLE;
+  } else if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 19) == 0)
+    policy = "nice 19";
+  else
+    policy = "normal";
+  if (!cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus)
+      if (c >= 0 && c < CPU_SETSIZE)
+        CPU_SET(c, &set);
+    std::string list;
+    for (int c : cpus)
+      list += (list.empty() ? "" : ",") + std::to_string(c);
+    if (sched_setaffinity(0, sizeof(set), &set) == 0)
+      policy += " on CPU " + list;
+  }
+  return policy;
+}
+
+// Best effort (raising a thread's priority needs CAP_SYS_NICE): at worst the
+// writer waits for the drainer as it is.
+void BoostDrainerThread(pid_t tid, int sched, bool on) {
+  sched_param sp{};
+  if (on) {
+    sched_setscheduler(tid, SCHED_OTHER, &sp);
+    setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 0);
+  } else if (sched == SCHED_IDLE) {
+    sched_setscheduler(tid, SCHED_IDLE, &sp);
+  } else {
+    setpriority(PRIO_PROCESS, static_cast<id_t>(tid), 19);
+  }
+}
+
+}  // namespace cpuhp

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+// The drain's parts: the raw per-CPU reading, the events a drain may feed
+// while a write is in flight, and the drainer thread's scheduling. When to
+// drain, and who, is the tracepoints source's (tracefs_source.h).
+//
+// Reader: the instance's per-CPU trace_pipe_raw, in binary, decoded with
+// the event formats the kernel publishes (libtracefs + libtraceevent, the
+// libraries under trace-cmd and rtla), and only between operations: nothing
+// blocks on the pipe, so the kernel wakes no reader while a CPU goes down or
+// up. Issue 17 measured the old reader (the text trace_pipe drained after
+// every write) at 0.66-0.72x the bare write loop on a 2-CPU host: the kernel
+// formatted ~90 lines per write (a %ps symbol lookup each) on the CPU that
+// stop_machine and the hotplug kworkers need. Each operation's record is
+// kept (OpEnd) and the events are joined to it after a drain, by timestamp
+// and CPU, exactly as before. Drains: after the first offline and online
+// (to learn the callbacks' names: trace_convert.h), then at most once per
+// kDrainIntervalNs, and at the end; the buffer (at least kMinBufferKb per
+// CPU) holds several intervals of events, and whatever the ring still loses
+// is counted (per_cpu/cpuN/stats and the pages' missed-events flags) and
+// fails the report's tracepoints_no_lost_events check.
+//
+// The dying CPU: ring buffers exist for every possible CPU, online or not,
+// and the write does not return before cpuhp/N's last callback has exited,
+// so a drain after a write sees the dying CPU's events too.
+#pragma once
+
+#include <sched.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sources/trace_convert.h"
+
+struct tep_event;
+struct tep_format_field;
+struct tep_handle;
+struct tep_record;
+struct tracefs_instance;
+
+// libtracefs 1.6's tracefs.h is not C++ (an inline function passes an int
+// as an enum), so the few functions used here are declared as it does.
+extern "C" {
+struct tracefs_instance* tracefs_instance_alloc(const char* tracing_dir, const char* name);
+void tracefs_instance_free(struct tracefs_instance* instance);
+ssize_t tracefs_instance_get_buffer_size(struct tracefs_instance* instance, int cpu);
+int tracefs_instance_set_buffer_size(struct tracefs_instance* instance, size_t size, int cpu);
+int tracefs_event_enable(struct tracefs_instance* instance, const char* system, const char* event);
+int tracefs_iterate_raw_events(struct tep_handle* tep, struct tracefs_instance* instance,
+                               cpu_set_t* cpus, int cpu_size,
+                               int (*callback)(struct tep_event*, struct tep_record*, int, void*),
+                               void* callback_context);
+}
+
+namespace cpuhp {
+
+// The per-CPU trace_pipe_raw files of one instance, decoded with the formats
+// under <tracefs>/events (header_page and the three cpuhp events' format
+// files) into a libtraceevent handle of our own: libtracefs's
+// tracefs_local_events() would also parse /proc/kallsyms (~0.5 s here).
+class RawCpuhpReader {
+ public:
+  RawCpuhpReader() = default;
+  ~RawCpuhpReader();
+  RawCpuhpReader(const RawCpuhpReader&) = delete;
+  RawCpuhpReader& operator=(const RawCpuhpReader&) = delete;
+
+  bool Open(const std::string& tracefs, const std::string& instance_name, std::string* why);
+  // Consumes every event the buffers hold now, merged in timestamp order,
+  // appended to `events`; events the ring reported missing go to `missed`.
+  void Read();
+
+  tracefs_instance* instance = nullptr;
+  std::vector<RawCpuhpEvent> events;
+  uint64_t missed = 0;
+
+ private:
+  struct Format {
+    tep_event* event = nullptr;
+    tep_format_field* cpu = nullptr;
+    tep_format_field* target = nullptr;  // "target" (enters) or "state" (exit)
+    tep_format_field* idx = nullptr;
+    tep_format_field* fun = nullptr;  // enters only
+    tep_format_field* ret = nullptr;  // exit only
+  };
+  static int Callback(tep_event* ev, tep_record* rec, int cpu, void* ctx);
+  void Add(tep_event* ev, tep_record* rec, int cpu);
+
+  tep_handle* tep = nullptr;
+  Format formats[3];  // cpuhp_enter, cpuhp_multi_enter, cpuhp_exit
+};
+
+// The events a drain may feed while a write may be in flight: `held` (left by
+// earlier drains) and `read` (this drain's, each CPU's merged by time),
+// merged by time, up to `cutoff` (the end of the last write taken: each of
+// its events is in the buffers); the later ones are left in *held. The
+// buffers are read one CPU after the other, so a task that moved CPUs in the
+// middle of a callback can have its exit read before its enter.
+std::vector<RawCpuhpEvent> TakeEventsUpTo(std::vector<RawCpuhpEvent>* held,
+                                          std::vector<RawCpuhpEvent> read, uint64_t cutoff);
+
+// The drainer thread's idle priority: the kernel runs it only where nothing
+// else wants the CPU. The calling thread goes to SCHED_IDLE (then *sched is
+// SCHED_IDLE), else nice 19, and onto `cpus` when there are any. Returns
+// what it got ("SCHED_IDLE on CPU 0,2", "nice 19", "normal").
+std::string LowerDrainerPriority(const std::vector<int>& cpus, int* sched);
+
+// Lends the drainer thread `tid` normal priority (on), or puts it back to
+// SCHED_IDLE (when `sched` is) or nice 19: std::mutex has no priority
+// inheritance (tracefs_source.h).
+void BoostDrainerThread(pid_t tid, int sched, bool on);
+
+}  // namespace cpuhp

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+// The drain's parts: events held back past the last write, and the raw
+// reader on pages captured from a 6.18 host.
+#include "sources/trace_drainer.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sources/trace_join.h"
+#include "testing/trace_fixtures.h"
+
+namespace cpuhp {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// A drain runs while the next write is in flight and reads the buffers one
+// CPU after the other: a task that moved from CPU 0 to CPU 1 inside a
+// callback can have its exit read (CPU 1, read last) a drain before its
+// enter (CPU 0, read first). Fed as read, the step is lost; held back past
+// the last write taken, it is joined whole.
+TEST(TakeEventsUpTo, EventsAfterTheLastWriteWaitForTheNextDrain) {
+  auto ev = [](TraceKind kind, int event_cpu, double t_ms) {
+    RawCpuhpEvent e;
+    e.kind = kind;
+    e.pid = 100;
+    e.event_cpu = event_cpu;
+    e.ts_ns = static_cast<uint64_t>(t_ms * 1e6);
+    e.cpu = 1;
+    e.idx = 50;
+    e.fun = 0xffffffff81000000;
+    return e;
+  };
+  const RawCpuhpEvent enter = ev(TraceKind::kEnter, 0, 10), exit = ev(TraceKind::kExit, 1, 20);
+  const OpRecord a = Op(0, 1, Direction::kOffline, 0.0, 5, 2);
+  const OpRecord b = Op(1, 1, Direction::kOnline, 0.006, 24, 1);  // 6..30 ms
+  auto feed = [](TraceJoiner* j, const std::vector<RawCpuhpEvent>& evs) {
+    for (const RawCpuhpEvent& e : evs)
+      j->FeedEvent(ToTraceEvent(e, "cpuhp-stress", e.kind == TraceKind::kExit ? "" : "f"));
+  };
+  const HotplugStates states = States("x86_64-6.18.states");
+
+  // Drain 1 (after write a, cutoff its end): CPU 0 read before the enter,
+  // CPU 1 after the exit. Drain 2 (the last): the enter.
+  TraceJoiner held(states, 1);
+  std::vector<RawCpuhpEvent> keep;
+  std::vector<RawCpuhpEvent> now = TakeEventsUpTo(&keep, {exit}, a.start_ns + a.duration_ns);
+  EXPECT_TRUE(now.empty());
+  ASSERT_EQ(keep.size(), 1u);
+  feed(&held, now);
+  held.EndOperation(a);
+  now = TakeEventsUpTo(&keep, {enter}, UINT64_MAX);
+  ASSERT_EQ(now.size(), 2u);
+  EXPECT_EQ(now[0].kind, TraceKind::kEnter);  // merged by time
+  EXPECT_TRUE(keep.empty());
+  feed(&held, now);
+  held.EndOperation(b);
+  held.Finish();
+  json out = held.stats().ToJson();
+  EXPECT_EQ(out["ops_with_steps"], 1);
+  EXPECT_EQ(held.EventsJson()["unmatched_exits"], 0);
+  EXPECT_EQ(held.EventsJson()["open_at_end"], 0);
+
+  // The same reads fed as they come: the exit has no enter yet.
+  TraceJoiner as_read(states, 1);
+  feed(&as_read, {exit});
+  as_read.EndOperation(a);
+  feed(&as_read, {enter});
+  as_read.EndOperation(b);
+  as_read.Finish();
+  EXPECT_EQ(as_read.EventsJson()["unmatched_exits"], 1);
+  EXPECT_EQ(as_read.stats().ToJson()["ops_with_steps"], 0);
+}
+
+// ---- raw pages (the production reader) ----
+TEST(RawCpuhpReader, DecodesTheSameEventsTheKernelPrintsAsText) {
+  RawCpuhpReader r;
+  std::string why;
+  ASSERT_TRUE(r.Open(kRawRoot, "cap", &why)) << why;
+  r.Read();
+  const std::string text = Fixture("x86_64-6.18-raw/trace.txt");
+  const std::vector<TraceEvent> want = TextEvents(text);
+  ASSERT_EQ(want.size(), 186u);
+  ASSERT_EQ(r.events.size(), want.size());
+  EXPECT_EQ(r.missed, 0u);
+  const std::unordered_map<uint64_t, std::string> names = CallbackNamesFromText(text, r.events);
+  for (size_t i = 0; i < want.size(); ++i) {
+    const RawCpuhpEvent& e = r.events[i];
+    const TraceEvent& t = want[i];
+    SCOPED_TRACE("event " + std::to_string(i));
+    EXPECT_EQ(e.kind, t.kind);
+    EXPECT_EQ(e.pid, t.pid);
+    EXPECT_EQ(e.event_cpu, t.event_cpu);
+    EXPECT_EQ((e.ts_ns + 500) / 1000, t.ts_ns / 1000);  // text: rounded microseconds
+    EXPECT_EQ(e.cpu, t.cpu);
+    EXPECT_EQ(e.idx, t.idx);
+    EXPECT_EQ(e.target, t.target);
+    if (t.kind == TraceKind::kExit) {
+      EXPECT_EQ(e.ret, t.ret);
+    } else {
+      ASSERT_TRUE(names.count(e.fun)) << t.fun;
+      EXPECT_EQ(names.at(e.fun), t.fun);
+    }
+  }
+  // The raw timestamps are nanoseconds: not all multiples of 1000.
+  EXPECT_TRUE(std::any_of(r.events.begin(), r.events.end(),
+                          [](const RawCpuhpEvent& e) { return e.ts_ns % 1000 != 0; }));
+}
+
+TEST(RawCpuhpReader, MissingFormatIsUnavailableNamingTheFile) {
+  const fs::path root = fs::path(::testing::TempDir()) / "raw-noformat";
+  fs::remove_all(root);
+  fs::create_directories(root / "events");
+  fs::create_directories(root / "instances/cap");
+  fs::copy_file(kRawRoot + "/events/header_page", root / "events/header_page");
+  RawCpuhpReader r;
+  std::string why;
+  EXPECT_FALSE(r.Open(root.string(), "cap", &why));
+  EXPECT_NE(why.find("events/cpuhp/cpuhp_enter/format"), std::string::npos) << why;
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace cpuhp
