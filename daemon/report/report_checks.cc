@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cinttypes>
 
+#include "config/config.h"
 #include "util/report_json.h"
 
 namespace cpuhp {
@@ -27,6 +28,27 @@ namespace {
 
 constexpr const char* kDirs[] = {"offline", "online"};
 
+struct RunTargets {
+  uint64_t iterations = 0;  // 0: none
+  uint64_t duration_ns = 0;
+};
+
+// What the run aimed at, resolved as the run resolved it (IterationLimit):
+// the report's config says "iterations": "auto" when none was given, which
+// is 1000 for a plain run and none for a duration or a sweep.
+RunTargets ResolvedTargets(const json& cfg) {
+  Config c;
+  Pattern pattern;
+  if (ParsePattern(Str(cfg, "pattern"), &pattern))
+    c.pattern = pattern;
+  std::string why;
+  if (!ParseDuration(Str(cfg, "duration", "0"), &c.duration_ns, &why))
+    c.duration_ns = 0;
+  if (Get(cfg, "iterations").is_number())
+    c.iterations = U64(cfg, "iterations");
+  return {IterationLimit(c), c.duration_ns};
+}
+
 // How the run ended. Only a stop at one of the targets it was given counts as
 // completed: its iteration count, its duration, the end of its sweep, or, for
 // a run given none of these (a service stopped by systemctl), a signal. A
@@ -43,10 +65,10 @@ ReportCheck RunCompletedCheck(const json& report) {
   const std::string pattern = Str(cfg, "pattern");
   if (pattern == "sweep" || pattern == "fault_sweep")
     targets.push_back("schedule_complete");
-  if (U64(cfg, "iterations") > 0)
+  const RunTargets aimed = ResolvedTargets(cfg);
+  if (aimed.iterations > 0)
     targets.push_back("iterations");
-  const std::string duration = Str(cfg, "duration", "0");
-  if (!duration.empty() && duration != "0")
+  if (aimed.duration_ns > 0)
     targets.push_back("duration");
   if (targets.empty())
     targets.push_back("signal");
