@@ -91,6 +91,72 @@ ReportCheck RunCompletedCheck(const json& report) {
   return c;
 }
 
+// A check's message lists at most this many items (failed rollbacks, stuck
+// writes), then how many more there are.
+constexpr size_t kListedItems = 10;
+
+std::string MoreItems(uint64_t more) {
+  return more ? Fmt("; and %" PRIu64 " more", more) : "";
+}
+
+// A kernel stack as one line, innermost frame first ("a+0x1/0x2 < b+...").
+std::string StackLine(const std::string& stack) {
+  std::string out;
+  for (size_t at = 0; at < stack.size();) {
+    size_t nl = stack.find('\n', at);
+    if (nl == std::string::npos)
+      nl = stack.size();
+    std::string frame = stack.substr(at, nl - at);
+    if (frame.rfind("[<", 0) == 0 && frame.find("] ") != std::string::npos)
+      frame = frame.substr(frame.find("] ") + 2);
+    if (!frame.empty())
+      out += (out.empty() ? "" : " < ") + frame;
+    at = nl + 1;
+  }
+  return out;
+}
+
+// The stuck-write watchdog (soak.stuck_operations): a write that had not
+// returned after stuck_timeout is the most serious thing a soak finds. Each
+// listed with what the watchdog recorded: CPU, direction, operation, how
+// long, whether it returned, and its kernel stack or why there is none.
+void StuckCheck(const json& report, std::vector<ReportCheck>* checks) {
+  const json& soak = Get(report, "soak");
+  if (!soak.is_object())
+    return;
+  ReportCheck c;
+  c.name = "no_stuck_operations";
+  const json& stuck = Get(soak, "stuck_operations");
+  const size_t listed = stuck.is_array() ? stuck.size() : 0;
+  const uint64_t n = listed + U64(soak, "stuck_operations_dropped");
+  const uint64_t timeout_ns = U64(soak, "stuck_timeout_ns");
+  if (timeout_ns == 0 && n == 0) {
+    c.skipped = true;
+    c.message = "stuck-write watchdog off (stuck_timeout 0)";
+    checks->push_back(c);
+    return;
+  }
+  c.pass = n == 0;
+  c.Measured(static_cast<double>(n), "ops");
+  c.message = Fmt("%" PRIu64 " write%s not returned after %.1f s (stuck_timeout)", n,
+                  n == 1 ? "" : "s", static_cast<double>(timeout_ns) / 1e9);
+  for (size_t i = 0; i < std::min(listed, kListedItems); i++) {
+    const json& r = stuck[i];
+    c.message += Fmt("; cpu%" PRIu64 " %s (op %" PRIu64 ") stuck for %.1f s, ", U64(r, "cpu"),
+                     Str(r, "dir", "?").c_str(), U64(r, "index"),
+                     static_cast<double>(U64(r, "detected_after_ns")) / 1e9);
+    c.message +=
+        Get(r, "returned_after_ns").is_number()
+            ? Fmt("returned after %.1f s", static_cast<double>(U64(r, "returned_after_ns")) / 1e9)
+            : std::string("never returned");
+    const std::string stack = StackLine(Str(r, "stack"));
+    c.message += stack.empty() ? ", no kernel stack: " + Str(r, "stack_unavailable", "not recorded")
+                               : ", kernel stack: " + stack;
+  }
+  c.message += MoreItems(n - std::min(listed, kListedItems));
+  checks->push_back(c);
+}
+
 // The fault-injection section (config /faults, pattern fault_sweep): every
 // injected fault rolled back, and no hotplug/fail left armed at the end.
 void FaultChecks(const json& report, std::vector<ReportCheck>* checks) {
@@ -241,6 +307,8 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
     }
     checks.push_back(lost);
   }
+
+  StuckCheck(report, &checks);
 
   ReportCheck restored;
   restored.name = "cpus_restored";

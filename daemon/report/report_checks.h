@@ -3,7 +3,8 @@
 // (report/report_formats.h, report/html_report.h).
 //
 // Checks (each one JUnit test case, one KCIDB test, one LAVA test case). A
-// run that failed (exit 1) fails at least one of them:
+// run that exited 3 (finished with failures) or was stopped early fails at
+// least one of them:
 //   run_completed        the run stopped at one of its targets (iterations,
 //                        duration, end of its sweep; a signal only for a run
 //                        given none): not a signal, error, fatal error or lost
@@ -18,6 +19,9 @@
 //                        kernel warning, oops, BUG or lockup counted there;
 //                        skipped (JUnit <skipped>, KCIDB SKIP, LAVA skip)
 //                        with the reason when that source was unavailable
+//   no_stuck_operations  with a soak section: no write outlived
+//                        stuck_timeout (each listed with its kernel stack);
+//                        skipped when the watchdog was off
 //   cpus_restored        the online mask was restored at the end
 //   <dir>_<stat>         a measurement (p50, p99, max, ms); it fails only
 //                        when --limit sets a ceiling it exceeds

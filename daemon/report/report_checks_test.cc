@@ -19,13 +19,45 @@ const ReportCheck* Find(const std::vector<ReportCheck>& checks, const std::strin
   return nullptr;
 }
 
-// The config of `cpuhp-stress run` with no options, as the report records it.
-json DefaultRun() {
-  json r = SyntheticReport(SyntheticSpec{});
+// `cpuhp-stress run --backend sim` with no other option, as its report
+// records it: "iterations": "auto", stopped at its 1000, a soak section with
+// the watchdog on and nothing stuck.
+json DefaultRun(const SyntheticSpec& spec = SyntheticSpec{}) {
+  json r = SyntheticReport(spec);
   r["config"]["iterations"] = "auto";
   r["config"]["duration"] = "0";
   r["config"]["pattern"] = "roundrobin";
   r["run"]["stop_reason"] = "iterations";
+  r["soak"] = {{"stuck_operations", json::array()},
+               {"stuck_operations_dropped", 0},
+               {"stuck_timeout_ns", 30000000000ull}};
+  return r;
+}
+
+// What the sim's stalled writes left in a report (a run with stuck_timeout
+// 1s, sim stall_every 20, stall_ns 2.5 s): two records, stacks as read.
+json StuckRun() {
+  json r = DefaultRun();
+  const std::string stack =
+      "[<0>] hrtimer_nanosleep+0xb5/0x130\n[<0>] common_nsleep_timens+0x3d/0xa0\n"
+      "[<0>] __x64_sys_clock_nanosleep+0xde/0x150\n[<0>] do_syscall_64+0x71/0x290\n"
+      "[<0>] entry_SYSCALL_64_after_hwframe+0x76/0x7e\n";
+  r["soak"]["stuck_timeout_ns"] = 1000000000u;
+  r["soak"]["stuck_operations"] = {{{"cpu", 3},
+                                    {"dir", "online"},
+                                    {"index", 19},
+                                    {"timeout_ns", 1000000000u},
+                                    {"detected_after_ns", 1015174392u},
+                                    {"returned_after_ns", 2574630323u},
+                                    {"stack", stack}},
+                                   {{"cpu", 6},
+                                    {"dir", "online"},
+                                    {"index", 39},
+                                    {"timeout_ns", 1000000000u},
+                                    {"detected_after_ns", 1107780865u},
+                                    {"stack_unavailable",
+                                     "/proc/9/task/9/stack: no such file: the kernel was built "
+                                     "without CONFIG_STACKTRACE"}}};
   return r;
 }
 
@@ -58,6 +90,31 @@ TEST(ReportChecksTest, TheDefaultRunCompletedAtItsResolvedTarget) {
   EXPECT_TRUE(Find(ReportChecks(r, o), "run_completed")->pass);
   r["run"]["stop_reason"] = "iterations";
   EXPECT_FALSE(Find(ReportChecks(r, o), "run_completed")->pass);
+}
+
+// Issue 28 item 2: a stuck write fails a check, which carries what the
+// watchdog recorded (CPU, direction, how long, its stack or why none).
+TEST(ReportChecksTest, AStuckWriteFailsItsCheckWithItsStack) {
+  const ReportOptions o;
+  std::vector<ReportCheck> checks = ReportChecks(DefaultRun(), o);
+  ASSERT_NE(Find(checks, "no_stuck_operations"), nullptr);
+  EXPECT_TRUE(Find(checks, "no_stuck_operations")->pass);
+  checks = ReportChecks(StuckRun(), o);
+  const ReportCheck* stuck = Find(checks, "no_stuck_operations");
+  ASSERT_NE(stuck, nullptr);
+  EXPECT_FALSE(stuck->pass);
+  EXPECT_EQ(stuck->value, 2);
+  EXPECT_EQ(stuck->message,
+            "2 writes not returned after 1.0 s (stuck_timeout); cpu3 online (op 19) stuck for "
+            "1.0 s, returned after 2.6 s, kernel stack: hrtimer_nanosleep+0xb5/0x130 < "
+            "common_nsleep_timens+0x3d/0xa0 < __x64_sys_clock_nanosleep+0xde/0x150 < "
+            "do_syscall_64+0x71/0x290 < entry_SYSCALL_64_after_hwframe+0x76/0x7e; cpu6 online "
+            "(op 39) stuck for 1.1 s, never returned, no kernel stack: /proc/9/task/9/stack: no "
+            "such file: the kernel was built without CONFIG_STACKTRACE");
+  json off = DefaultRun();
+  off["soak"]["stuck_timeout_ns"] = 0;
+  checks = ReportChecks(off, o);
+  EXPECT_TRUE(Find(checks, "no_stuck_operations")->skipped);
 }
 
 }  // namespace
