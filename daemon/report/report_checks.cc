@@ -99,6 +99,36 @@ std::string MoreItems(uint64_t more) {
   return more ? Fmt("; and %" PRIu64 " more", more) : "";
 }
 
+// The failures the injector recorded (faults.failures, capped by the run at
+// failures_dropped), each as the kernel developer needs it: CPU, direction,
+// state number and name; the same one repeated is counted, not repeated.
+std::string FailedRollbacks(const json& faults) {
+  const json& list = Get(faults, "failures");
+  std::vector<std::pair<std::string, uint64_t>> seen;  // in order of first failure
+  if (list.is_array())
+    for (const json& f : list) {
+      const std::string what =
+          Fmt("cpu%" PRIu64 " %s state %" PRIu64 " (%s)", U64(f, "cpu"),
+              Str(f, "direction", "?").c_str(), U64(f, "state"), Str(f, "name", "?").c_str());
+      auto it =
+          std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == what; });
+      if (it == seen.end())
+        seen.emplace_back(what, 1);
+      else
+        it->second++;
+    }
+  std::string out;
+  uint64_t more = U64(faults, "failures_dropped");
+  for (size_t i = 0; i < seen.size(); i++) {
+    if (i >= kListedItems)
+      more += seen[i].second;
+    else
+      out += (i ? ", " : ": ") + seen[i].first +
+             (seen[i].second > 1 ? Fmt(" x%" PRIu64, seen[i].second) : "");
+  }
+  return out + MoreItems(more);
+}
+
 // A kernel stack as one line, innermost frame first ("a+0x1/0x2 < b+...").
 std::string StackLine(const std::string& stack) {
   std::string out;
@@ -179,6 +209,7 @@ void FaultChecks(const json& report, std::vector<ReportCheck>* checks) {
                          U64(t, "unverified"));
     if (bad == 0)
       rolled.message.replace(rolled.message.find("NOT "), 4, "");
+    rolled.message += FailedRollbacks(faults);
   }
   checks->push_back(rolled);
 

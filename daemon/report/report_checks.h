@@ -13,6 +13,7 @@
 //   faults_rolled_back   with a faults section: no injected fault left
 //                        NOT rolled back (skipped when injection was
 //                        unavailable, with the reason)
+//                        (the failed ones listed: CPU, direction, state)
 //   fail_cleared         with a faults section: no hotplug/fail left armed
 //   no_operation_errors  no write(2) failed and every CPU read back right
 //   no_kernel_warnings   when the report has timing_sources.kmsg_health: no

@@ -61,6 +61,36 @@ json StuckRun() {
   return r;
 }
 
+// A sim fault_sweep with broken_rollback_state 193: each CPU's offline and
+// online injection of state 193 left it there, twice (repeats 2).
+json FailedRollbackRun(int cpus) {
+  json r = DefaultRun();
+  r["config"]["pattern"] = "fault_sweep";
+  r["run"]["stop_reason"] = "schedule_complete";
+  json failures = json::array();
+  for (int cpu = 1; cpu <= cpus; cpu++)
+    for (const char* dir : {"offline", "online"})
+      for (int repeat = 0; repeat < 2; repeat++)
+        failures.push_back({{"cpu", cpu},
+                            {"direction", dir},
+                            {"state", 193},
+                            {"name", "mm/vmstat:online"},
+                            {"index", failures.size() * 10},
+                            {"why", "not rolled back: online 1 -> 1, hotplug/state 236 -> 193"}});
+  r["faults"] = {{"status", "ok"},
+                 {"totals",
+                  {{"injected", 252},
+                   {"rolled_back", 182},
+                   {"not_rolled_back", failures.size()},
+                   {"not_reached", 42},
+                   {"unverified", 0}}},
+                 {"failures", failures},
+                 {"failures_dropped", 0},
+                 {"cleared_at_end", true},
+                 {"clear_failures", json::array()}};
+  return r;
+}
+
 // Issue 28 item 1: "iterations": "auto" is the 1000 the run aimed at, not 0.
 TEST(ReportChecksTest, TheDefaultRunCompletedAtItsResolvedTarget) {
   const ReportOptions o;
@@ -115,6 +145,27 @@ TEST(ReportChecksTest, AStuckWriteFailsItsCheckWithItsStack) {
   off["soak"]["stuck_timeout_ns"] = 0;
   checks = ReportChecks(off, o);
   EXPECT_TRUE(Find(checks, "no_stuck_operations")->skipped);
+}
+
+// Issue 28 item 8: which rollbacks failed, not only how many; capped.
+TEST(ReportChecksTest, FailedRollbacksAreListedAndCapped) {
+  const ReportOptions o;
+  std::vector<ReportCheck> checks = ReportChecks(FailedRollbackRun(1), o);
+  EXPECT_EQ(Find(checks, "faults_rolled_back")->message,
+            "4 of 252 injected faults NOT rolled back, 182 rolled back, 42 not reached, 0 "
+            "unverified: cpu1 offline state 193 (mm/vmstat:online) x2, cpu1 online state 193 "
+            "(mm/vmstat:online) x2");
+  json r = FailedRollbackRun(7);  // 28 failures, 14 different
+  r["faults"]["failures_dropped"] = 3;
+  checks = ReportChecks(r, o);
+  const std::string m = Find(checks, "faults_rolled_back")->message;
+  EXPECT_NE(m.find(": cpu1 offline state 193 (mm/vmstat:online) x2, cpu1 online"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("cpu5 online state 193 (mm/vmstat:online) x2; and 11 more"),
+            std::string::npos)
+      << m;  // 10 listed; 4 more kinds x2, and 3 the run did not keep
+  EXPECT_EQ(m.find("cpu6"), std::string::npos) << m;
 }
 
 }  // namespace

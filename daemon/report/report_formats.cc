@@ -215,6 +215,14 @@ json FormatKcidb(const json& report, const ReportOptions& opts) {
 std::string FormatLava(const json& report, const ReportOptions& opts) {
   std::string out;
   for (const ReportCheck& c : ReportChecks(report, opts)) {
+    // A test case carries no message: why it failed is echoed into the log
+    // just before it, as one shell-quoted line.
+    if (c.is_verdict && !c.pass && !c.skipped) {
+      std::string quoted;
+      for (char ch : TermSafe(c.name + ": " + c.message))
+        quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+      out += "echo 'FAIL " + quoted + "'\n";
+    }
     out += "lava-test-case " + SafeName(c.name) + " --result " +
            (c.skipped                 ? "skip"
             : !c.is_verdict || c.pass ? "pass"
