@@ -5,6 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "report/html_report.h"
+#include "report/report_formats.h"
 #include "testing/synthetic_report.h"
 
 namespace cpuhp {
@@ -166,6 +173,128 @@ TEST(ReportChecksTest, FailedRollbacksAreListedAndCapped) {
             std::string::npos)
       << m;  // 10 listed; 4 more kinds x2, and 3 the run did not keep
   EXPECT_EQ(m.find("cpu6"), std::string::npos) << m;
+}
+
+// The failed checks of one rendering, by name.
+using Names = std::set<std::string>;
+
+Names Matches(const std::string& text, const std::string& pattern) {
+  Names out;
+  const std::regex re(pattern, std::regex::multiline);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator();
+       ++it)
+    out.insert((*it)[1]);
+  return out;
+}
+
+std::map<std::string, Names> FailedByFormat(const json& r, const ReportOptions& o) {
+  std::map<std::string, Names> by;
+  by["text"] = Matches(FormatText(r, o), R"(^  FAIL (\S+))");
+  by["markdown"] = Matches(FormatMarkdown(r, o), R"(^- \*\*FAIL\*\* `([^`]+)`)");
+  by["junit"] =
+      Matches(FormatJunit(r, o), R"re(<testcase [^>]*name="([^"]+)"[^>]*>\n\s*<failure )re");
+  Names& kcidb = by["kcidb"];
+  const json kcidb_json = FormatKcidb(r, o);
+  for (const json& t : kcidb_json["tests"])
+    if (t["status"] == "FAIL")
+      kcidb.insert(t["path"].get<std::string>().substr(std::string("cpuhp_stress.").size()));
+  by["lava"] = Matches(FormatLava(r, o), R"(^lava-test-case (\S+) --result fail)");
+  by["html"] = Matches(FormatHtml(r, o), R"(<tr><td>([^<]+)</td><td class="fail">FAIL</td>)");
+  Names decided;
+  for (const ReportCheck& c : ReportChecks(r, o))
+    if (c.is_verdict && !c.pass && !c.skipped)
+      decided.insert(c.name);
+  by["ReportChecks"] = decided;
+  return by;
+}
+
+// Every rendering, whitespace folded (text and Markdown wrap at 80).
+std::map<std::string, std::string> Renderings(const json& r, const ReportOptions& o) {
+  auto fold = [](const std::string& s) { return std::regex_replace(s, std::regex(R"(\s+)"), " "); };
+  return {{"text", fold(FormatText(r, o))}, {"markdown", fold(FormatMarkdown(r, o))},
+          {"junit", FormatJunit(r, o)},     {"kcidb", FormatKcidb(r, o).dump()},
+          {"lava", FormatLava(r, o)},       {"html", FormatHtml(r, o)}};
+}
+
+json LoadFixture(const std::string& name) {
+  std::ifstream in(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/" + name);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str());
+}
+
+struct Case {
+  std::string name;
+  json report;
+  Names failed;
+};
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  cases.push_back({"default run", DefaultRun(), {}});
+  cases.push_back({"stuck write", StuckRun(), {"no_stuck_operations"}});
+  json signal = DefaultRun();
+  signal["run"]["stop_reason"] = "signal";
+  signal["run"]["stop_message"] =
+      "SIGINT after 412 of 1000 operations (Ctrl-C on the terminal, or kill -INT from a test "
+      "harness that gave up waiting)";
+  cases.push_back({"interrupted", signal, {"run_completed"}});
+  json interim = DefaultRun();
+  interim["interim"] = true;
+  interim["run"]["stop_reason"] = nullptr;
+  interim["restore"] = nullptr;
+  cases.push_back({"interim", interim, {"run_completed", "final_report", "cpus_restored"}});
+  cases.push_back({"failed rollback", FailedRollbackRun(7), {"faults_rolled_back"}});
+  SyntheticSpec failing;
+  failing.failed = 3;
+  cases.push_back({"failed writes", DefaultRun(failing), {"no_operation_errors"}});
+  json warned = DefaultRun();
+  warned["timing_sources"]["kmsg_health"] =
+      LoadFixture("report-real-cpu1.json")["timing_sources"]["kmsg_health"];
+  warned["host"]["cpu_model"] =
+      "AMD EPYC 9R14 96-Core Processor (a model name long enough to need wrapping)";
+  cases.push_back({"kernel warning", warned, {"no_kernel_warnings"}});
+  return cases;
+}
+
+// Issue 28, the first "What to build" bullet: the same reports fail the same
+// checks, by name, in every format; the default run fails none.
+TEST(ReportChecksTest, EveryFormatFailsTheSameChecks) {
+  const ReportOptions o;
+  for (const Case& c : Cases())
+    for (const auto& [format, failed] : FailedByFormat(c.report, o))
+      EXPECT_EQ(failed, c.failed) << c.name << " in " << format;
+}
+
+// Items 2 and 8: what failed is in every rendering, not only its count.
+TEST(ReportChecksTest, EveryFormatSaysWhatWasStuckAndWhichRollbacksFailed) {
+  const ReportOptions o;
+  for (const auto& [format, text] : Renderings(StuckRun(), o)) {
+    EXPECT_NE(text.find("cpu3 online (op 19) stuck for 1.0 s"), std::string::npos) << format;
+    EXPECT_NE(text.find("hrtimer_nanosleep+0xb5/0x130"), std::string::npos) << format;
+    EXPECT_NE(text.find("built without CONFIG_STACKTRACE"), std::string::npos) << format;
+  }
+  for (const auto& [format, text] : Renderings(FailedRollbackRun(7), o)) {
+    EXPECT_NE(text.find("cpu1 offline state 193 (mm/vmstat:online) x2"), std::string::npos)
+        << format;
+    EXPECT_NE(text.find("and 8 more"), std::string::npos) << format;
+  }
+}
+
+// Item 9: `report` text and Markdown fit 80 columns (mail, terminals).
+TEST(ReportChecksTest, TextAndMarkdownFit80Columns) {
+  const ReportOptions o;
+  for (const Case& c : Cases())
+    for (const auto& [format, text] :
+         {std::pair{"text", FormatText(c.report, o)}, {"markdown", FormatMarkdown(c.report, o)}}) {
+      std::istringstream in(text);
+      std::string line;
+      int n = 0;
+      while (std::getline(in, line)) {
+        n++;
+        EXPECT_LE(line.size(), 80u) << c.name << " " << format << " line " << n << ": " << line;
+      }
+    }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cinttypes>
 #include <cmath>
+#include <cstring>
 
 #include "config/config.h"
 #include "report/html_report.h"
@@ -25,6 +26,7 @@ using report_json::Path;
 using report_json::Str;
 using report_json::TermSafe;
 using report_json::U64;
+using report_json::Wrap;
 using report_json::XmlEscape;
 
 constexpr const char* kDirs[] = {"offline", "online"};
@@ -61,25 +63,65 @@ bool ParseLimit(const std::string& text, ReportOptions* opts, std::string* err) 
   return true;
 }
 
+namespace {
+
+// Text and Markdown are read in terminals and mail: 80 columns.
+constexpr size_t kColumns = 80;
+
+const char* TextResult(const ReportCheck& c) {
+  return c.skipped ? "skip" : !c.is_verdict ? "-" : c.pass ? "pass" : "FAIL";
+}
+
+// A wrapped Markdown line must not start a block of its own (a list item,
+// a heading, a quote, a table row): such a first character is escaped.
+std::string MarkdownWrap(const std::string& text, const std::string& first,
+                         const std::string& rest) {
+  std::string wrapped = Wrap(text, kColumns - 1, first, rest);
+  std::string out;
+  for (size_t at = 0; at < wrapped.size();) {
+    const size_t nl = wrapped.find('\n', at);
+    std::string line = wrapped.substr(at, nl - at);
+    if (at > 0) {
+      const size_t word = rest.size();
+      size_t digits = word;
+      while (digits < line.size() && std::isdigit(static_cast<unsigned char>(line[digits])))
+        digits++;
+      if (word < line.size() && std::strchr("-+*#>|=", line[word]))
+        line.insert(word, "\\");
+      else if (digits > word && digits < line.size() &&
+               (line[digits] == '.' || line[digits] == ')'))
+        line.insert(digits, "\\");
+    }
+    out += line + "\n";
+    at = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string FormatText(const json& report, const ReportOptions& opts) {
-  // The summary quotes kernel log lines too: every line made terminal-safe.
+  // The summary quotes kernel log lines too: every line made terminal-safe,
+  // and a long one wrapped under its own indent.
   std::string out;
   std::string summary = HumanSummary(report);
   for (size_t at = 0; at < summary.size();) {
     size_t nl = summary.find('\n', at);
     if (nl == std::string::npos)
       nl = summary.size();
-    out += TermSafe(summary.substr(at, nl - at)) + "\n";
+    const std::string line = TermSafe(summary.substr(at, nl - at));
+    const std::string indent(std::min(line.find_first_not_of(' '), line.size()), ' ');
+    out += line.size() <= kColumns
+               ? line + "\n"
+               : Wrap(line.substr(indent.size()), kColumns, indent, indent + "  ");
     at = nl + 1;
   }
   out += "\nchecks\n";
+  // "  FAIL name   message", the message wrapped under itself.
+  const std::string hang(36, ' ');
   for (const ReportCheck& c : ReportChecks(report, opts))
-    out += Fmt("  %-4s %-28s %s\n",
-               c.skipped       ? "skip"
-               : !c.is_verdict ? "-"
-               : c.pass        ? "pass"
-                               : "FAIL",
-               c.name.c_str(), TermSafe(c.message).c_str());
+    out += Wrap(TermSafe(c.message), kColumns, Fmt("  %-4s %-28s ", TextResult(c), c.name.c_str()),
+                hang);
   return out;
 }
 
@@ -87,14 +129,18 @@ std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
   const json& host = Get(report, "host");
   std::string out = "## cpuhp-stress report\n\n";
   if (Str(Get(report, "run"), "clock") == "simulated")
-    out +=
-        Fmt("**SIMULATED** run (sim backend): modeled latencies, %.3f s of simulated time; "
-            "the machine below only ran the model.\n\n",
-            static_cast<double>(U64(Get(report, "run"), "simulated_elapsed_ns")) / 1e9);
-  out += "Kernel `" + Str(host, "kernel_release", "?") + "` on " + Str(host, "cpu_model", "?") +
-         ", CPUs " + Str(Get(report, "cpus"), "selected", "?") + ", " +
-         std::to_string(U64(Get(report, "totals"), "ops")) + " operations, clock " +
-         Str(Get(report, "run"), "clock", "?") + ".\n";
+    out += MarkdownWrap(
+               Fmt("**SIMULATED** run (sim backend): modeled latencies, %.3f s of simulated "
+                   "time; the machine below only ran the model.",
+                   static_cast<double>(U64(Get(report, "run"), "simulated_elapsed_ns")) / 1e9),
+               "", "") +
+           "\n";
+  out += MarkdownWrap("Kernel `" + Str(host, "kernel_release", "?") + "` on " +
+                          MarkdownCell(Str(host, "cpu_model", "?")) + ", CPUs " +
+                          Str(Get(report, "cpus"), "selected", "?") + ", " +
+                          std::to_string(U64(Get(report, "totals"), "ops")) +
+                          " operations, clock " + Str(Get(report, "run"), "clock", "?") + ".",
+                      "", "");
   for (const char* dir : kDirs) {
     out += std::string("\n### ") + dir + " latency (ms)\n\n";
     out += "| online CPUs | ops | p50 | p99 | max |\n|---:|---:|---:|---:|---:|\n";
@@ -114,14 +160,17 @@ std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
       row(std::to_string(U64(*l, "online_cpus")), *l);
     row("**all**", all);
   }
-  out += "\n| check | result | detail |\n|---|---|---|\n";
+  // The checks as a list: a table row cannot wrap, a list item can.
+  out += "\n### checks\n\n";
   for (const ReportCheck& c : ReportChecks(report, opts))
-    out += "| " + c.name + " | " +
-           (c.skipped       ? "skipped"
-            : !c.is_verdict ? "measured"
-            : c.pass        ? "pass"
-                            : "**FAIL**") +
-           " | " + MarkdownCell(c.message) + " |\n";
+    out += MarkdownWrap(MarkdownCell(c.message),
+                        "- " +
+                            std::string(c.skipped       ? "skipped"
+                                        : !c.is_verdict ? "measured"
+                                        : c.pass        ? "pass"
+                                                        : "**FAIL**") +
+                            " `" + c.name + "`: ",
+                        "  ");
   return out;
 }
 
