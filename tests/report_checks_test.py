@@ -92,10 +92,16 @@ class ReportChecksTest(unittest.TestCase):
         """check fails in every format, nothing renders as all-pass, exit 1."""
         p = self.render(report, "text")
         self.assertEqual(p.returncode, 1, f"report exit\n{p.stdout}{p.stderr}")
-        line = [l for l in p.stdout.splitlines() if l.split()[1:2] == [check]]
-        self.assertTrue(line and line[0].split()[0] == "FAIL", f"text: {check}\n{p.stdout}")
+        # A check's line and the lines it wraps onto (80 columns, indented 36).
+        lines = p.stdout.splitlines()
+        at = [i for i, l in enumerate(lines) if l.split()[1:2] == [check]]
+        self.assertTrue(at and lines[at[0]].split()[0] == "FAIL", f"text: {check}\n{p.stdout}")
+        end = at[0] + 1
+        while end < len(lines) and lines[end].startswith(" " * 36):
+            end += 1
+        text = " ".join(" ".join(lines[at[0]:end]).split())
         for w in words:
-            self.assertIn(w, line[0])
+            self.assertIn(w, text)
 
         p = self.render(report, "junit")
         self.assertEqual(p.returncode, 1)

@@ -311,11 +311,16 @@ class FormatTest(unittest.TestCase):
         self.assertEqual(p.returncode, 1)
         pat = re.compile(r"^lava-test-case [A-Za-z0-9_.@=-]+ --result (pass|fail|skip)"
                          r"( --measurement [-+0-9.e]+ --units [A-Za-z0-9_.-]+)?$")
+        # A failed case comes after an echo of why (a test case has no message).
+        echo = re.compile(r"^echo 'FAIL [A-Za-z0-9_.@=-]+: ([^']|'\\'')*'$")
         lines = p.stdout.splitlines()
-        self.assertGreater(len(lines), 8)
+        cases = [line for line in lines if not line.startswith("echo ")]
+        self.assertGreater(len(cases), 8)
         for line in lines:
-            self.assertRegex(line, pat)
+            self.assertRegex(line, echo if line.startswith("echo ") else pat)
+        for line in cases:
             self.assertNotIn(" ", line.split(" ")[1])
+        self.assertIn("echo 'FAIL compare_offline.p50: offline.p50: ", p.stdout)
         self.assertIn("lava-test-case compare_offline.p50 --result fail --measurement", p.stdout)
         self.assertRegex(p.stdout, r"lava-test-case offline_p50 --result pass --measurement "
                                    r"[0-9.]+ --units ms\n")

@@ -2,13 +2,13 @@
 #include "run/stuck_watchdog.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 
@@ -16,19 +16,42 @@
 
 namespace cpuhp {
 
-std::string ReadKernelStack(int tid, std::string* why) {
-  const std::string path =
-      "/proc/" + std::to_string(getpid()) + "/task/" + std::to_string(tid) + "/stack";
-  std::ifstream in(path);
-  if (!in) {
-    *why = path + ": " + strerror(errno);
-    return "";
+std::string ReadKernelStackAt(const std::string& task_dir, std::string* why) {
+  const std::string path = task_dir + "/stack";
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  std::string text;
+  int err = fd < 0 ? errno : 0;
+  if (fd >= 0) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+      if (n > 0)
+        text.append(buf, static_cast<size_t>(n));
+    if (n < 0)
+      err = errno;
+    close(fd);
   }
-  std::stringstream s;
-  s << in.rdbuf();
-  if (s.str().empty())
-    *why = path + ": empty (the kernel hides it without CAP_SYS_ADMIN)";
-  return s.str();
+  // What failed, by its errno: the file exists only with CONFIG_STACKTRACE,
+  // and since Linux 4.20 reading it needs CAP_SYS_ADMIN (root in a container
+  // may lack it); a thread that is running, not blocked, has no frames to show.
+  struct stat st;
+  if (err == ENOENT && stat(task_dir.c_str(), &st) != 0)
+    *why = task_dir + ": the thread has exited";
+  else if (err == ENOENT)
+    *why = path + ": no such file: the kernel was built without CONFIG_STACKTRACE";
+  else if (err == EACCES || err == EPERM)
+    *why = path + ": " + strerror(err) +
+           ": reading a kernel stack needs CAP_SYS_ADMIN (in the initial user namespace)";
+  else if (err)
+    *why = path + ": " + strerror(err);
+  else if (text.empty())
+    *why = path + ": no frames: the thread was not blocked in the kernel when read";
+  return err ? "" : text;
+}
+
+std::string ReadKernelStack(int tid, std::string* why) {
+  return ReadKernelStackAt("/proc/" + std::to_string(getpid()) + "/task/" + std::to_string(tid),
+                           why);
 }
 
 StuckWatchdog::StuckWatchdog(InFlight* in_flight, uint64_t timeout_ns,
@@ -76,13 +99,15 @@ void StuckWatchdog::Poll(uint64_t now_ns) {
   std::lock_guard<std::mutex> l(mu_);
   // The reported write has returned: note how long it took, as seen from here.
   if (reported_start_ns_ && start != reported_start_ns_) {
+    const uint64_t took = now_ns > reported_start_ns_ ? now_ns - reported_start_ns_ : 0;
     if (reported_pos_ < records_.size())
-      records_[reported_pos_]["returned_after_ns"] = now_ns - reported_start_ns_;
-    spdlog::warn("stuck write returned after about {:.1f} s",
-                 static_cast<double>(now_ns - reported_start_ns_) / 1e9);
+      records_[reported_pos_]["returned_after_ns"] = took;
+    spdlog::warn("stuck write returned after about {:.1f} s", static_cast<double>(took) / 1e9);
     reported_start_ns_ = 0;
   }
-  if (!start || start == reported_start_ns_ || now_ns - start < timeout_ns_)
+  // `now_ns` was read before `start` was loaded: a write that began in
+  // between started after "now", and has not been stuck for anything yet.
+  if (!start || start == reported_start_ns_ || start > now_ns || now_ns - start < timeout_ns_)
     return;
   const int cpu = in_flight_->cpu.load(std::memory_order_relaxed);
   const Direction dir = static_cast<Direction>(in_flight_->dir.load(std::memory_order_relaxed));

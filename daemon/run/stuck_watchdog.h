@@ -59,8 +59,10 @@ class StuckWatchdog {
   size_t reported_pos_ = 0;
 };
 
-// /proc/<pid>/task/<tid>/stack, or "" with *why (it needs root and, on most
-// kernels, CAP_SYS_ADMIN).
+// /proc/<pid>/task/<tid>/stack, or "" with *why: the reason its errno names
+// (no CONFIG_STACKTRACE, no CAP_SYS_ADMIN, the thread gone), or no frames.
 std::string ReadKernelStack(int tid, std::string* why);
+// The same for a task directory (tests: a directory standing in for /proc).
+std::string ReadKernelStackAt(const std::string& task_dir, std::string* why);
 
 }  // namespace cpuhp

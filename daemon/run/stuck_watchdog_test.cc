@@ -41,6 +41,59 @@ TEST(StuckWatchdog, ReportsAStuckWriteOnceAndItsReturn) {
   EXPECT_EQ(w.Records()[0]["returned_after_ns"], 40000000000ull);
 }
 
+// Issue 28 item 3: the thread reads its clock, then loads the write in
+// flight; a write that started in between is later than "now". It has not
+// been stuck at all (it once read as 18446744073 s).
+TEST(StuckWatchdog, AWriteThatStartedAfterNowIsNotStuck) {
+  InFlight f;
+  std::vector<std::string> lines;
+  StuckWatchdog w(&f, 1000000000ull, [&](const std::string& l) { lines.push_back(l); });
+  f.cpu = 5;
+  f.dir = static_cast<int>(Direction::kOnline);
+  f.index = 71404505;
+  f.tid = gettid();
+  const uint64_t now = 5000000000000ull;
+  f.start_wall_ns = now + 750;  // began 750 ns after the clock was read
+  w.Poll(now);
+  EXPECT_EQ(w.Records().size(), 0u) << w.Records();
+  EXPECT_TRUE(lines.empty()) << lines[0];
+  w.Poll(now + 750 + 999999999);  // just under the timeout
+  EXPECT_EQ(w.Records().size(), 0u);
+  w.Poll(now + 750 + 1000000000);
+  ASSERT_EQ(w.Records().size(), 1u);
+  EXPECT_EQ(w.Records()[0]["detected_after_ns"], 1000000000u);
+}
+
+// Why a stack is missing, by what failed: never CAP_SYS_ADMIN for a file
+// that read fine but empty, or for one that is not there.
+TEST(StuckWatchdog, TheStackReasonNamesWhatFailed) {
+  char tmpl[] = "/tmp/cpuhp-stack.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  std::string why;
+  EXPECT_EQ(ReadKernelStackAt(dir, &why), "");  // a task without a stack file
+  EXPECT_EQ(why, dir + "/stack: no such file: the kernel was built without CONFIG_STACKTRACE");
+  std::ofstream(dir + "/stack").close();  // the kernel found no frames
+  why.clear();
+  EXPECT_EQ(ReadKernelStackAt(dir, &why), "");
+  EXPECT_EQ(why, dir + "/stack: no frames: the thread was not blocked in the kernel when read");
+  std::ofstream(dir + "/stack") << "[<0>] hrtimer_nanosleep+0xb5/0x130\n";
+  why.clear();
+  EXPECT_EQ(ReadKernelStackAt(dir, &why), "[<0>] hrtimer_nanosleep+0xb5/0x130\n");
+  EXPECT_EQ(why, "");
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(ReadKernelStackAt(dir, &why), "");
+  EXPECT_EQ(why, dir + ": the thread has exited");
+  // This very thread, as the watchdog reads it: a stack, or a reason that
+  // is not a guess.
+  why.clear();
+  const std::string own = ReadKernelStack(gettid(), &why);
+  EXPECT_TRUE(!own.empty() || why.find("CAP_SYS_ADMIN") == std::string::npos ||
+              why.find("Permission denied") != std::string::npos ||
+              why.find("Operation not permitted") != std::string::npos)
+      << why;
+}
+
 TEST(JournalFields, CarryCpuOpErrnoIteration) {
   EXPECT_TRUE(JournalFieldsForTest(LogFields{}).empty());
   {

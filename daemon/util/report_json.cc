@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "util/report_json.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -158,6 +159,49 @@ std::string MarkdownCell(const std::string& s) {
         out += c;
     }
   }
+  return out;
+}
+
+std::string Wrap(const std::string& text, size_t width, const std::string& first,
+                 const std::string& rest) {
+  std::string out;
+  std::string line = first;
+  size_t bare = first.size();  // the line holds no word yet
+  auto flush = [&] {
+    line.erase(line.find_last_not_of(' ') + 1);
+    out += line + "\n";
+    line = rest;
+    bare = rest.size();
+  };
+  for (size_t at = 0; at < text.size();) {
+    if (text[at] == ' ') {
+      at++;
+      continue;
+    }
+    size_t end = std::min(text.find(' ', at), text.size());
+    std::string word = text.substr(at, end - at);
+    at = end;
+    while (!word.empty()) {
+      const size_t sep = line.size() > bare ? 1 : 0;
+      if (line.size() + sep + word.size() <= width) {
+        line += (sep ? " " : "") + word;
+        word.clear();
+      } else if (sep || line.size() >= width) {
+        flush();
+        if (line.size() >= width)  // no room after the indent: none then
+          line.clear(), bare = 0;
+      } else {
+        size_t cut = width - line.size();
+        while (cut > 1 && (static_cast<unsigned char>(word[cut]) & 0xc0) == 0x80)
+          cut--;
+        line += word.substr(0, cut);
+        word.erase(0, cut);
+        flush();
+      }
+    }
+  }
+  if (line.size() > bare || out.empty())
+    flush();
   return out;
 }
 

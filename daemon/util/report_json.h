@@ -60,6 +60,12 @@ std::string TermSafe(const std::string& s);
 // One Markdown table cell: TermSafe, then | (which would end the cell), and
 // < > & (raw HTML to a renderer: "<TASK>") escaped.
 std::string MarkdownCell(const std::string& s);
+// `text` broken at spaces into lines of at most `width` bytes, each ending in
+// \n: the first starts with `first`, the others with `rest` (a hanging
+// indent); a word longer than a line is cut (not inside a UTF-8 character),
+// runs of spaces become one, trailing spaces are dropped.
+std::string Wrap(const std::string& text, size_t width, const std::string& first,
+                 const std::string& rest);
 inline std::string HtmlEscape(const std::string& s) {
   return XmlEscape(s);
 }

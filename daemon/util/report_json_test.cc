@@ -79,5 +79,17 @@ TEST(ReportJsonTest, Escapes) {
   EXPECT_EQ(XmlEscape("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 passes through
 }
 
+TEST(ReportJsonTest, WrapKeepsWordsAndIndentsTheRest) {
+  EXPECT_EQ(Wrap("one two three four", 12, "> ", "  "), "> one two\n  three four\n");
+  EXPECT_EQ(Wrap("", 12, "  FAIL x  ", "  "), "  FAIL x\n");  // no trailing spaces
+  EXPECT_EQ(Wrap("a  b", 80, "", ""), "a b\n");
+  // A word longer than a line is cut, never past the width, never inside
+  // a UTF-8 character.
+  EXPECT_EQ(Wrap("abcdefghij", 6, "- ", "  "), "- abcd\n  efgh\n  ij\n");
+  EXPECT_EQ(Wrap("caf\xc3\xa9s", 4, "", ""), "caf\n\xc3\xa9s\n");
+  // A first prefix already as wide as the line: the text starts below it.
+  EXPECT_EQ(Wrap("msg", 6, "  name  ", "   "), "  name\n   msg\n");
+}
+
 }  // namespace
 }  // namespace cpuhp::report_json
