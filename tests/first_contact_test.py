@@ -366,6 +366,70 @@ class FirstContact(unittest.TestCase):
         p = run(*base, "--force", cwd=self.dir)
         self.assertEqual(p.returncode, 0, p.stderr)
 
+    # ---- 30: the command line says what you meant ----
+
+    def refused(self, args, line, env=None):
+        """`args` exit 2 with the one line `line`, and nothing is written."""
+        before = sorted(os.listdir(self.dir))
+        p = subprocess.run([BIN, *args], capture_output=True, text=True, cwd=self.dir,
+                           env=env, timeout=120)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertEqual(p.stderr, f"cpuhp-stress: error: {line}\n")
+        self.assertEqual(sorted(os.listdir(self.dir)), before)
+
+    def test_30_parse_errors_name_the_option_typed(self):
+        base = ["run", "--backend", "sim", "--progress", "never", "--report", self.path("r.json")]
+        for args, line in (
+                (["--iterations", "-o", self.path("e.json")],
+                 "--iterations needs a value (found the option -o)"),
+                (["--iterations", "--backend", "sim"],
+                 "--iterations needs a value (found the option --backend)"),
+                (["--iteration", "10"], "unknown option --iteration (did you mean --iterations?)"),
+                (["--backend", "sim"], "--backend given twice"),
+                (["--iterations"], "--iterations needs a value")):
+            with self.subTest(args=args):
+                self.refused(base + args, line)
+
+    def test_30_help_shows_the_true_defaults(self):
+        help_text = run("run", "--help").stdout
+        self.assertNotIn("{false}", help_text)
+        for flag in ("--tracepoints,--no-tracepoints", "--health,--no-health"):
+            with self.subTest(flag=flag):
+                self.assertRegex(help_text, re.escape(flag) + r"\s+[^\n]*; on by default")
+        cfg = json.loads(run("run", "--backend", "sim", "--print-config").stdout)
+        self.assertIs(cfg["tracepoints"], True)
+        self.assertIs(cfg["health"]["enabled"], True)
+
+    def test_30_empty_values_refused_naming_the_option(self):
+        # Every option that takes a text value, in every command, as its help lists it.
+        env = dict(os.environ, STATE_DIRECTORY=self.path("state"))
+        sim = self.config("sim.json", {"backend": "sim"})
+        run_base = [["--backend", "sim"], ["--progress", "never"], ["--iterations", "3"],
+                    ["--report", self.path("r.json")], ["--state-dir", self.path("state")]]
+        checked = 0
+        for cmd in ("run", "restore", "list", "compare", "merge", "report"):
+            for m in re.finditer(r"^ +((?:-[\w-]+,)*-[\w-]+) TEXT", run(cmd, "--help").stdout,
+                                 re.M):
+                names = m.group(1).split(",")
+                args = [cmd]
+                if cmd == "run":
+                    for pair in run_base:
+                        if pair[0] not in names:
+                            args += pair
+                    if "--backend" in names:
+                        args += ["--config", sim]  # never the real CPUs
+                with self.subTest(cmd=cmd, option=names[0]):
+                    self.refused(args + [names[0], ""], f"{names[0]}: empty value", env=env)
+                    checked += 1
+        self.assertGreaterEqual(checked, 35)
+        with self.subTest(option="--dry-run"):
+            self.refused(["run", "--backend", "sim", "--dry-run", ""], "--dry-run: empty value")
+        for args, line in ((["merge", "", "-o", self.path("m.json")], "reports: empty value"),
+                           (["compare", "", "b.json"], "baseline: empty value"),
+                           (["report", ""], "report: empty value")):
+            with self.subTest(args=args):
+                self.refused(args, line)
+
 
 if __name__ == "__main__":
     BIN = os.path.join(sys.argv[1], "cpuhp-stress")

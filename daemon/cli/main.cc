@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_parse.h"
 #include "cli/dry_run_command.h"
 #include "cli/list_command.h"
 #include "cli/restore_command.h"
@@ -68,6 +69,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "cpuhp-stress: CPU-hotplug stress and timing. Drives "
       "/sys/devices/system/cpu/cpuN/online, times every operation, writes a JSON report."};
+  cpuhp::UseCliFormatter(&app);
   app.require_subcommand(1);
   app.set_version_flag("--version", CPUHP_VERSION);
 
@@ -108,19 +110,24 @@ int main(int argc, char** argv) {
   auto* stop_opt =
       run->add_flag("--stop-on-error", stop_on_error, "Stop at the first failed operation");
   bool tracepoints = true;
-  auto* trace_opt = run->add_flag("--tracepoints,!--no-tracepoints", tracepoints,
-                                  "Per-state kernel timing from the cpuhp tracepoints (tracefs)");
+  auto* trace_opt =
+      run->add_flag("--tracepoints,!--no-tracepoints", tracepoints,
+                    "Per-state kernel timing from the cpuhp tracepoints (tracefs); on by default");
   bool health = true;
-  auto* health_opt =
-      run->add_flag("--health,!--no-health", health, "Kernel log health checks (/dev/kmsg)");
+  auto* health_opt = run->add_flag("--health,!--no-health", health,
+                                   "Kernel log health checks (/dev/kmsg); on by default");
   bool print_config = false;
   run->add_flag("--print-config", print_config,
                 "Print the effective config (file, then options) as JSON and exit");
+  // A bare --dry-run reads "20" (CLI11 gives the default string to a missing
+  // optional value), so an empty one is told apart and refused.
   std::string dry_run;
   auto* dry_opt = run->add_option("--dry-run", dry_run,
                                   "Print the first N operations of the schedule (default 20) "
                                   "and exit; nothing is written")
-                      ->expected(0, 1);
+                      ->expected(0, 1)
+                      ->default_str("20")
+                      ->option_text("[N]");
   std::string checkpoint_interval, interim_interval, stuck_timeout;
   bool fresh = false;
   run->add_option("--checkpoint-interval", checkpoint_interval,
@@ -224,12 +231,14 @@ int main(int argc, char** argv) {
                  argv[1]);
     return cpuhp::kExitBadInput;
   }
+  cpuhp::CheckCliValues(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0)
       return app.exit(e);
-    std::fprintf(stderr, "cpuhp-stress: error: %s (see --help)\n", e.what());
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    std::fprintf(stderr, "cpuhp-stress: error: %s\n", cpuhp::CliErrorLine(app, e, args).c_str());
     return cpuhp::kExitBadInput;
   }
 
@@ -345,7 +354,11 @@ int main(int argc, char** argv) {
   }
   if (*dry_opt) {
     uint64_t n = 20;
-    if (!dry_run.empty() && !cpuhp::ParseCount(dry_run, &n)) {
+    if (dry_run.empty()) {
+      spdlog::error("--dry-run: empty value");
+      return cpuhp::kExitBadInput;
+    }
+    if (!cpuhp::ParseCount(dry_run, &n)) {
       spdlog::error("--dry-run: expected a number of operations, got \"{}\"", dry_run);
       return cpuhp::kExitBadInput;
     }
