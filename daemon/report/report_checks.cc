@@ -5,6 +5,7 @@
 #include <cinttypes>
 
 #include "config/config.h"
+#include "report/compare_render.h"
 #include "util/report_json.h"
 
 namespace cpuhp {
