@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 BIN = SRC = None
@@ -325,13 +326,14 @@ class FirstContact(unittest.TestCase):
     def test_11_errors_name_the_flag(self):
         for args, needles in ((["--iterations", "-5"], ["--iterations", "got -5"]),
                               (["--seed", "abc"], ["--seed", "\"abc\""]),
-                              (["--cycles", "0"], ["--cycles", "/sweep/cycles_per_level"])):
+                              (["--cycles", "0"], ["--cycles: expected"])):
             with self.subTest(args=args):
                 p = run("run", "--backend", "sim", *args)
                 self.assertEqual(p.returncode, 2, p.stderr)
                 self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
                 for n in needles:
                     self.assertIn(n, p.stderr)
+                self.assertNotIn(": /", p.stderr)  # the option, not the config path
 
     def test_11_one_output_flag_and_one_duration_syntax(self):
         p = run("run", "--backend", "sim", "--progress", "never", "--iterations", "10", "-o",
@@ -429,6 +431,90 @@ class FirstContact(unittest.TestCase):
                            (["report", ""], "report: empty value")):
             with self.subTest(args=args):
                 self.refused(args, line)
+
+    def test_30_machine_errors_name_the_option_typed(self):
+        sim_hint = " (the sim backend simulates 8 CPUs, 0 to 7: --sim-cpus or /sim/cpus)"
+        base = ["run", "--backend", "sim", "--progress", "never", "--report", self.path("r.json")]
+        sweep = base + ["--pattern", "sweep"]
+        for args, line in (
+                (base + ["--cpus", "9"], "--cpus: CPU 9 does not exist (present: 0-7)" + sim_hint),
+                (sweep + ["--victim", "0"],
+                 "--victim: CPU 0 is not among the selected CPUs 1-7"),
+                (sweep + ["--levels", "8,16,32"],
+                 "--levels: level 16 is not reachable: with CPUs 1-7 selected and min_online 1, "
+                 "online counts 2 to 8 are reachable" + sim_hint),
+                (base + ["--min-online", "8"],
+                 "--min-online: 8 leaves no CPU to take offline: 8 CPUs are present" + sim_hint),
+                (base + ["--cpus", "9", "--dry-run", "3"],
+                 "--cpus: CPU 9 does not exist (present: 0-7)" + sim_hint)):
+            with self.subTest(args=args[len(base):]):
+                self.refused(args, line)
+        # A config file's key keeps its path, after the file's name.
+        cfg = self.config("c.json", {"backend": "sim", "cpus": "9"})
+        self.refused(["run", "--config", cfg, "--report", self.path("r.json")],
+                     f"{cfg}: /cpus: CPU 9 does not exist (present: 0-7)" + sim_hint)
+        # --sim-cpus reaches the levels the hint speaks of.
+        p = self.sim("--pattern", "sweep", "--levels", "8,16,32", "--cycles", "10", "--victim",
+                     "7", "--sim-cpus", "33")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        got = [l["online_cpus"] for l in self.load()["per_online_count"]["offline"]]
+        self.assertEqual(got, [8, 16, 32])
+
+    def test_30_docs_agree_with_the_binary(self):
+        # configs/README.md quotes the duplicate-key error: the binary prints it.
+        with open(os.path.join(SRC, "configs", "README.md")) as f:
+            readme = f.read()
+        self.assertNotIn("last one wins", readme)
+        quoted = re.search(r"`(f\.json: /cpus: duplicate key[^`]*)`", readme)
+        self.assertIsNotNone(quoted, "configs/README.md quotes the duplicate-key error")
+        with open(self.path("f.json"), "w") as f:
+            f.write('{"backend": "sim", "cpus": "1", "cpus": "2"}')
+        self.refused(["run", "--config", "f.json"], quoted.group(1))
+        # A bare threshold is refused, not read as a tiny percentage.
+        a, b = self.two_reports()
+        for cmd in (["compare", a, b], ["report", a, "--baseline", b]):
+            with self.subTest(cmd=cmd[0]):
+                self.refused(cmd + ["--threshold", "0.05"],
+                             "--threshold '0.05': a percentage needs its % sign (5%, METRIC=20%)")
+        # report --limit takes compare's bare statistic: both directions.
+        p = run("report", a, "--format", "lava", "--limit", "p99=1us")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        for d in ("offline", "online"):
+            self.assertIn(f"lava-test-case {d}_p99 --result fail", p.stdout)
+
+    def test_30_lost_report_is_the_last_line(self):
+        os.mkdir(self.path("sub"))
+        report = os.path.join(self.path("sub"), "r.json")
+        state = self.path("state")
+        proc = subprocess.Popen([BIN, "run", "--backend", "sim", "--progress", "never",
+                                 "--iterations", "400", "--interval", "5ms", "--state-dir",
+                                 state, "--report", report, "--oplog", self.path("op.jsonl")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Once the operations have begun (the start-up checks saw sub/).
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (os.path.exists(self.path("op.jsonl")) and
+                                                   os.path.getsize(self.path("op.jsonl")) > 0):
+            time.sleep(0.02)
+        shutil.rmtree(self.path("sub"))
+        out, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 1, err)
+        last = out.strip().splitlines()[-1]
+        self.assertTrue(last.startswith(f"report NOT written: {report}: "), out)
+        saved = re.search(r"saved instead to (\S+\.json)$", last)
+        self.assertIsNotNone(saved, last)
+        with open(saved.group(1)) as f:
+            self.assertEqual(json.load(f)["totals"]["ops"], 400)
+
+    def test_30_html_baseline_and_sim_placeholders(self):
+        a, b = self.two_reports()
+        page = run("report", a, "--format", "html", "--baseline", a).stdout
+        series = re.findall(r'data-series="([^"]+)"', page)
+        for d in ("offline", "online"):
+            # The baseline first: this run's line is drawn over it.
+            self.assertLess(series.index(f"baseline {d} p50"), series.index(f"{d} p50"))
+        page = run("report", a, "--format", "html").stdout
+        self.assertNotIn("/kmod/enabled", page)
+        self.assertIn("a sim backend run: no kernel to measure", page)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ int DryRunCommand(const Config& cfg_in, uint64_t max_ops, std::FILE* out) {
   const bool sim = cfg.backend == "sim";
   std::string err;
   auto fail = [&](const std::string& msg) {
-    spdlog::error("{}", msg);
+    spdlog::error("{}", InputError(cfg, msg));
     return kExitBadInput;
   };
   if (cfg.pattern == Pattern::kFaultSweep)

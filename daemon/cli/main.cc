@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
       "log write); 2 bad input, nothing touched; 3 finished with failures recorded in the report "
       "(operation errors, readback mismatches, failed rollbacks, stop on error).");
   std::string config_file, pattern, cpus, duration, interval, report, state_dir, sysfs_root, oplog,
-      backend, progress, iterations, seed, min_online, levels, cycles, victim;
+      backend, progress, iterations, seed, min_online, levels, cycles, victim, sim_cpus;
   bool stop_on_error = false;
   run->add_option("-c,--config", config_file, "JSON config file (default: built-in default)");
   run->add_option("-p,--pattern", pattern, cpuhp::PatternList(" | "));
@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
   run->add_option("--sysfs-root", sysfs_root,
                   "CPU sysfs directory (default /sys/devices/system/cpu)");
   run->add_option("--backend", backend, "sysfs | sim (in-memory simulated machine)");
+  run->add_option("--sim-cpus", sim_cpus, "sim: CPUs simulated, cpu0 fixed (default 8)");
   run->add_option("--progress", progress, "auto | always | never");
   run->add_option("--levels", levels, "sweep: online-CPU counts, 8,16,32 or auto");
   run->add_option("--cycles", cycles, "sweep: offline+online cycles of the victim per level");
@@ -212,8 +213,10 @@ int main(int argc, char** argv) {
   report_cmd->add_option("-f,--format", rep_format,
                          "text | markdown | junit | kcidb | lava | html");
   report_cmd->add_option("-o,--output", rep_output, "Write here (atomically) instead of stdout");
-  report_cmd->add_option("--limit", rep_limits,
-                         "Fail a check above a ceiling: offline.p99=20ms; repeatable");
+  report_cmd->add_option(
+      "--limit", rep_limits,
+      "Fail a check above a ceiling: offline.p99=20ms, p99=20ms (both directions); "
+      "repeatable");
   report_cmd->add_option("--baseline", rep_baseline,
                          "Also check against this baseline report (compare verdicts as checks)");
   report_cmd->add_option("-t,--threshold", rep_thresholds, "With --baseline: as for compare");
@@ -325,6 +328,7 @@ int main(int argc, char** argv) {
   set("--state-dir", state_dir, {{"state_dir", state_dir}});
   set("--sysfs-root", sysfs_root, {{"sysfs_root", sysfs_root}});
   set("--backend", backend, {{"backend", backend}});
+  set("--sim-cpus", sim_cpus, {{"sim", {{"cpus", CliValue(sim_cpus)}}}});
   set("--progress", progress, {{"progress", progress}});
   set("--levels", levels, {{"sweep", {{"levels", cpuhp::CliList(levels)}}}});
   set("--cycles", cycles, {{"sweep", {{"cycles_per_level", CliValue(cycles)}}}});

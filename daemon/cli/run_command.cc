@@ -67,7 +67,7 @@ int PrepareMachine(const Config& cfg_in, std::FILE* out, RunPlan* p) {
   p->sim = cfg.backend == "sim";
   std::string err;
   auto fail = [&](int code, const std::string& msg) {
-    spdlog::error("{}", msg);
+    spdlog::error("{}", code == kExitBadInput ? InputError(cfg, msg) : msg);
     return code;
   };
   if (p->sim)
@@ -420,17 +420,22 @@ int WriteReport(RunPlan* p, RunSources* s, const Runner& runner, const RunResult
   if (report_ok) {
     std::fprintf(out, "report: %s\n", cfg.report.c_str());
   } else {
-    // The run still fails: the asked-for file is missing.
+    // The run still fails: the asked-for file is missing, and the summary's
+    // last line says so, not "restore: ok" above an error scrolled away.
     spdlog::error("{}", err);
+    const std::string why = err;
+    std::string where = "the report is lost";
     // The sim backend has a state directory only when given one.
     if (!p->sim || p->state_dir) {
       std::string fallback =
           ResolveStateDir(cfg) + "/report-unsaved-" + std::to_string(getpid()) + ".json";
       if (WriteFileAtomic(fallback, text, &err))
-        spdlog::warn("report saved instead to {}", fallback);
+        where = "saved instead to " + fallback;
       else
-        spdlog::error("{}; the report is lost", err);
+        where = err + "; the report is lost";
     }
+    spdlog::warn("report NOT written: {}", where);
+    std::fprintf(out, "report NOT written: %s; %s\n", why.c_str(), where.c_str());
   }
   // Something broke (1) or the run finished and found failures (3, which a
   // service does not restart: exit_codes.h).

@@ -61,6 +61,17 @@ bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::v
   return true;
 }
 
+std::string InputError(const Config& cfg, const std::string& err) {
+  std::string out = NameOrigin(cfg, err);
+  if (cfg.backend != "sim")
+    return out;
+  for (const char* key : {"/cpus:", "/sweep/levels:", "/sweep:", "/min_online:"})
+    if (err.rfind(key, 0) == 0)
+      return out + " (the sim backend simulates " + std::to_string(cfg.sim.cpus) + " CPUs, 0 to " +
+             std::to_string(cfg.sim.cpus - 1) + ": --sim-cpus or /sim/cpus)";
+  return out;
+}
+
 OnlineState StateFrom(const Topology& topo) {
   OnlineState s;
   s.online.assign(static_cast<size_t>(topo.max_cpu + 1), 0);

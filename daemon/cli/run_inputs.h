@@ -23,5 +23,10 @@ bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::v
                 std::string* err);
 // The online state as the topology found it.
 OnlineState StateFrom(const Topology& topo);
+// An input error found on the machine, as the user can act on it: the key
+// named as given (NameOrigin: "--victim: ..."), and on the sim backend,
+// where the machine is the model, an error about the CPUs, levels, victim
+// or min_online says how many CPUs it simulates and how to change that.
+std::string InputError(const Config& cfg, const std::string& err);
 
 }  // namespace cpuhp

@@ -43,13 +43,43 @@ uint64_t IterationLimit(const Config& cfg) {
   return cfg.duration_ns || ends_by_itself ? 0 : kDefaultIterations;
 }
 
+namespace {
+
+// Every key the document sets, by path (objects walked; a list is one key).
+void RecordOrigins(const json& j, const std::string& path, const std::string& source,
+                   std::map<std::string, std::string>* origins) {
+  if (!j.is_object()) {
+    (*origins)[path] = source;
+    return;
+  }
+  for (const auto& [key, child] : j.items())
+    RecordOrigins(child, path + "/" + key, source, origins);
+}
+
+}  // namespace
+
 bool ApplyConfigJson(const json& doc, const std::string& source, Config* cfg, std::string* err) {
   std::string scratch;
   Config next = *cfg;  // applied to a copy: on error *cfg is unchanged
   if (!ApplyObject(Value{source, err ? err : &scratch, doc, ""}, TopLevelKeys(), &next))
     return false;
+  RecordOrigins(doc, "", source, &next.origins);
   *cfg = std::move(next);
   return true;
+}
+
+std::string NameOrigin(const Config& cfg, const std::string& err) {
+  if (err.empty() || err[0] != '/')
+    return err;
+  const size_t colon = err.find(": ");
+  if (colon == std::string::npos)
+    return err;
+  const auto it = cfg.origins.find(err.substr(0, colon));
+  if (it == cfg.origins.end())
+    return err;
+  if (it->second.rfind("--", 0) == 0)  // an option: its name stands for the key
+    return it->second + err.substr(colon);
+  return it->second + ": " + err;
 }
 
 bool LoadConfigFile(const std::string& path, Config* cfg, std::string* err) {

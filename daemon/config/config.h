@@ -116,7 +116,17 @@ struct Config {
   DisturbanceConfig disturbance;
   HealthConfig health;
   FaultsConfig faults;
+  // Where each key given came from, by its path ("/sweep/victim"): the
+  // option typed ("--victim") or the config file's path. A key left at its
+  // default is absent. Not part of the config's JSON form.
+  std::map<std::string, std::string> origins;
 };
+
+// An error about a key, found after loading ("/cpus: CPU 9 does not exist"),
+// named as the user gave the key: "--cpus: CPU 9 does not exist" for an
+// option, "board.json: /cpus: CPU 9 ..." for a config file; unchanged for a
+// default or an error that does not start with a key's path.
+std::string NameOrigin(const Config& cfg, const std::string& err);
 
 // The iteration limit of `auto`: a plain run stops after this many writes.
 inline constexpr uint64_t kDefaultIterations = 1000;

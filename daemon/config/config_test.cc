@@ -70,6 +70,29 @@ TEST(ConfigPattern, NamesRoundTrip) {
 
 // ---- Applying documents ----
 
+TEST(ConfigOrigin, AnErrorNamesTheKeyAsItWasGiven) {
+  Config cfg;
+  std::string err;
+  ASSERT_TRUE(
+      ApplyConfigJson(json{{"cpus", "1-3"}, {"sweep", {{"levels", {2, 4}}}}}, "b.json", &cfg, &err))
+      << err;
+  ASSERT_TRUE(ApplyConfigJson(json{{"sweep", {{"victim", 3}}}}, "--victim", &cfg, &err)) << err;
+  EXPECT_EQ(NameOrigin(cfg, "/cpus: CPU 9 does not exist"), "b.json: /cpus: CPU 9 does not exist");
+  EXPECT_EQ(NameOrigin(cfg, "/sweep/levels: level 4"), "b.json: /sweep/levels: level 4");
+  EXPECT_EQ(NameOrigin(cfg, "/sweep/victim: CPU 3 is not"), "--victim: CPU 3 is not");
+  // A later option replaces the file as the key's origin.
+  ASSERT_TRUE(ApplyConfigJson(json{{"cpus", "2"}}, "--cpus", &cfg, &err)) << err;
+  EXPECT_EQ(NameOrigin(cfg, "/cpus: CPU 9 does not exist"), "--cpus: CPU 9 does not exist");
+  // Defaults and errors about no key stay as they are.
+  EXPECT_EQ(NameOrigin(cfg, "/min_online: 8 leaves no CPU"), "/min_online: 8 leaves no CPU");
+  EXPECT_EQ(NameOrigin(cfg, "report.json: exists"), "report.json: exists");
+  // An option's own value error names the option, not the key's path.
+  EXPECT_FALSE(ApplyConfigJson(json{{"min_online", -1}}, "--min-online", &cfg, &err));
+  EXPECT_EQ(err, "--min-online: expected an integer from 1 to 8192, got -1");
+  EXPECT_FALSE(ApplyConfigJson(json{{"min_online", -1}}, "c.json", &cfg, &err));
+  EXPECT_EQ(err, "c.json: /min_online: expected an integer from 1 to 8192, got -1");
+}
+
 TEST(ConfigApply, EmptyObjectKeepsDefaults) {
   EXPECT_EQ(ConfigToJson(ApplyOk("{}")), ConfigToJson(Config{}));
 }

@@ -32,8 +32,11 @@ struct Value {
   Value At(const std::string& key, const nlohmann::json& child) const {
     return {source, err, child, path + "/" + key};
   }
+  // "f.json: /sweep/victim: ..." for a file; an option ("--victim") stands
+  // for its key: "--victim: ...".
   bool Fail(const std::string& problem) const {
-    *err = source + ": " + (path.empty() ? "/" : path) + ": " + problem;
+    const bool option = source.rfind("--", 0) == 0 && !path.empty();
+    *err = source + ": " + (option ? "" : (path.empty() ? "/" : path) + ": ") + problem;
     return false;
   }
   bool Got(const std::string& problem) const { return Fail(problem + ", got " + Render(j)); }

@@ -61,8 +61,12 @@ bool ParseThreshold(const std::string& text, CompareOptions* opts, std::string* 
     key = text.substr(0, eq);
     value = text.substr(eq + 1);
   }
-  if (!value.empty() && value.back() == '%')
-    value.pop_back();
+  // A bare number is refused: "0.05" meant as 5 % would be read as 0.05 %.
+  if (value.empty() || value.back() != '%') {
+    *err = "--threshold '" + text + "': a percentage needs its % sign (5%, METRIC=20%)";
+    return false;
+  }
+  value.pop_back();
   char* end = nullptr;
   double pct = value.empty() ? NAN : std::strtod(value.c_str(), &end);
   if (value.empty() || *end != '\0' || !std::isfinite(pct) || pct < 0 || pct >= 100 ||

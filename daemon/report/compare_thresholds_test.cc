@@ -14,8 +14,12 @@ TEST(CompareTest, ParseThreshold) {
   std::string err;
   EXPECT_TRUE(ParseThreshold("7.5%", &o, &err));
   EXPECT_DOUBLE_EQ(o.threshold, 0.075);
-  EXPECT_TRUE(ParseThreshold("3", &o, &err));
-  EXPECT_DOUBLE_EQ(o.threshold, 0.03);
+  // A bare number is refused: 0.05 meant as 5 % would be 0.05 %.
+  for (const char* bare : {"3", "0.05", "p99=20"}) {
+    EXPECT_FALSE(ParseThreshold(bare, &o, &err)) << bare;
+    EXPECT_NE(err.find("needs its % sign"), std::string::npos) << err;
+  }
+  EXPECT_DOUBLE_EQ(o.threshold, 0.075);
   EXPECT_TRUE(ParseThreshold("p99=20%", &o, &err));
   EXPECT_DOUBLE_EQ(o.overrides.at("p99"), 0.20);
   EXPECT_FALSE(ParseThreshold("five", &o, &err));

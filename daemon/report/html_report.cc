@@ -72,6 +72,10 @@ std::string NotMeasured(const json& report, const char* source, const std::strin
                         const std::string& how_to_enable) {
   std::string reason;
   std::string status = SourceStatus(report, source, &reason);
+  // A sim run has no kernel: no key would turn a kernel source on there.
+  if (status == "absent" && Str(Get(report, "run"), "clock") == "simulated")
+    return "<p class=\"na\">" + Esc(what) +
+           ": not in this report (a sim backend run: no kernel to measure).</p>\n";
   if (status == "absent")
     return "<p class=\"na\">" + Esc(what) + ": not in this report" +
            (how_to_enable.empty() ? "" : " (" + Esc(how_to_enable) + ")") + ".</p>\n";
@@ -149,14 +153,15 @@ std::string LatencyVsOnline(const json& report, const char* dir, const ReportOpt
   c.y_label = "latency (ms)";
   const json& levels = Path(report, {"per_online_count", dir});
   int color = std::string(dir) == "offline" ? 0 : 1;
-  if (levels.is_array())
-    AddLevelSeries(&c, {std::string(dir) + " write(2)", dir, &levels}, kColors[color]);
-  // The baseline's write(2) in grey beside this run's (`report --baseline`).
+  // The baseline's write(2) in grey beside this run's (`report --baseline`),
+  // drawn first: where the two are equal this run's line stays on top.
   const json* base = opts.baseline ? &Path(*opts.baseline, {"per_online_count", dir}) : nullptr;
   if (base && base->is_array() && !base->empty())
     AddLevelSeries(
         &c, {"baseline " + std::string(dir) + " write(2)", "baseline " + std::string(dir), base},
         kBaselineColor);
+  if (levels.is_array())
+    AddLevelSeries(&c, {std::string(dir) + " write(2)", dir, &levels}, kColors[color]);
   std::vector<LevelSeries> phases = PhaseSeries(report, dir);
   for (size_t i = 0; i < phases.size(); i++)
     AddLevelSeries(&c, phases[i], kColors[(i + 2) % 8]);

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "config/config.h"
 #include "report/compare_input.h"
@@ -41,18 +42,21 @@ std::string NumText(double v) {
 
 // The ceiling is a duration in the one syntax of every option ("20ms",
 // "500us", "1s"): a bare number is refused, as --interval refuses it.
+// A bare statistic ("p99=1ms") limits both directions, as compare's
+// --threshold p99= does.
 bool ParseLimit(const std::string& text, ReportOptions* opts, std::string* err) {
   size_t eq = text.find('=');
   std::string key = eq == std::string::npos ? "" : text.substr(0, eq);
   std::string value = eq == std::string::npos ? "" : text.substr(eq + 1);
-  bool key_ok = false;
+  std::vector<std::string> keys;
   for (const char* d : kDirs)
     for (const char* s : {"p50", "p90", "p99", "p99_9", "max", "mean"})
-      key_ok |= key == std::string(d) + "." + s;
-  if (!key_ok) {
+      if (key == std::string(d) + "." + s || key == s)
+        keys.push_back(std::string(d) + "." + s);
+  if (keys.empty()) {
     *err = "--limit '" + text +
-           "': expected DIRECTION.STAT=DURATION (offline|online . p50|p90|p99|p99_9|max|mean, "
-           "e.g. offline.p99=20ms)";
+           "': expected [DIRECTION.]STAT=DURATION (offline|online . p50|p90|p99|p99_9|max|mean, "
+           "e.g. offline.p99=20ms, or p99=20ms for both)";
     return false;
   }
   uint64_t ns = 0;
@@ -61,7 +65,8 @@ bool ParseLimit(const std::string& text, ReportOptions* opts, std::string* err) 
     *err = "--limit '" + text + "': " + why;
     return false;
   }
-  opts->limits_ms[key] = static_cast<double>(ns) / 1e6;
+  for (const std::string& k : keys)
+    opts->limits_ms[k] = static_cast<double>(ns) / 1e6;
   return true;
 }
 

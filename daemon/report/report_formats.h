@@ -19,7 +19,7 @@ std::string FormatJunit(const nlohmann::json& report, const ReportOptions& opts)
 nlohmann::json FormatKcidb(const nlohmann::json& report, const ReportOptions& opts);
 std::string FormatLava(const nlohmann::json& report, const ReportOptions& opts);
 
-// "offline.p99=20ms" / "online.max=1.5" (ms) into opts->limits_ms.
+// "offline.p99=20ms" into opts->limits_ms; "p99=20ms" limits both directions.
 bool ParseLimit(const std::string& text, ReportOptions* opts, std::string* err);
 
 // Exit codes: 0 every check passed, 1 one failed, 2 bad input.

@@ -145,6 +145,13 @@ TEST(ReportFormatsTest, FailuresLimitsHealthAndBaseline) {
   ASSERT_TRUE(ParseLimit("online.p50=100ms", &o, &err)) << err;
   EXPECT_FALSE(ParseLimit("sideways.p99=1ms", &o, &err));
   EXPECT_FALSE(ParseLimit("offline.p99=fast", &o, &err));
+  {  // A bare statistic, as compare's --threshold p99=, limits both directions.
+    ReportOptions both;
+    ASSERT_TRUE(ParseLimit("max=2ms", &both, &err)) << err;
+    EXPECT_EQ(both.limits_ms,
+              (std::map<std::string, double>{{"offline.max", 2}, {"online.max", 2}}));
+    EXPECT_FALSE(ParseLimit("p77=2ms", &both, &err));
+  }
   SyntheticSpec faster;
   faster.online_scale = 0.5;
   o.baseline = SyntheticReport(faster);  // the candidate r is 2x slower online

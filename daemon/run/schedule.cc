@@ -362,7 +362,8 @@ std::unique_ptr<Schedule> NewSchedule(const ScheduleParams& p, const OnlineState
     if (l < lo || l > hi) {
       *err = "/sweep/levels: level " + std::to_string(l) + " is not reachable: with CPUs " +
              FormatCpuList(p.cpus) + " selected and min_online " + std::to_string(p.min_online) +
-             ", online counts " + std::to_string(lo) + " to " + std::to_string(hi) + " are";
+             ", online counts " + std::to_string(lo) + " to " + std::to_string(hi) +
+             " are reachable";
       return nullptr;
     }
   }

@@ -182,7 +182,7 @@ TEST(ScheduleTest, SweepRejectsUnreachableLevelsAndVictims) {
   EXPECT_FALSE(NewSchedule({Pattern::kSweep, {1, 2, 3}, 1, 1, sw}, s, &err));
   EXPECT_EQ(err,
             "/sweep/levels: level 8 is not reachable: with CPUs 1-3 selected and min_online 1, "
-            "online counts 2 to 4 are");
+            "online counts 2 to 4 are reachable");
   sw.levels = {};
   sw.victim = 0;
   EXPECT_FALSE(NewSchedule({Pattern::kSweep, {1, 2, 3}, 1, 1, sw}, s, &err));
