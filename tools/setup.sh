@@ -38,9 +38,10 @@ pkgs_run=(build-essential cmake pkg-config libspdlog-dev nlohmann-json3-dev libc
           libsystemd-dev libtracefs-dev libtraceevent-dev)
 # check: the unit tests, the schema validator, clang-format, the verdicts
 # test's Chromium (HTML) and YAML (LAVA), systemd-analyze (units), stress-ng
-# and bc (real-CPU health and bench checks).
+# and bc (real-CPU health and bench checks), strace (the order of the
+# daemon's first system calls: tests/hostile/pipes_and_signals_test.py).
 pkgs_check=("${pkgs_run[@]}" libgtest-dev python3 python3-jsonschema python3-yaml
-            clang-format chromium systemd stress-ng bc)
+            clang-format chromium systemd stress-ng bc strace)
 # test: the benches, clang + libFuzzer, the guests (QEMU, busybox, cpio,
 # debootstrap, Debian's amd64 kernel for systemd_vm; flex/bison/libelf to
 # prepare tests/kmatrix's kernel source trees; cross compilers for arm64/ppc64el;

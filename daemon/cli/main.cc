@@ -52,9 +52,27 @@ void InstallSignalHandlers() {
     sigaction(sig, &sa, nullptr);
 }
 
+// list, merge, compare and report put nothing back: a stop signal ends
+// them as it ends any tool (one that came during start-up, now).
+void DefaultStopSignals() {
+  struct sigaction sa = {};
+  sa.sa_handler = SIG_DFL;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGQUIT})
+    sigaction(sig, &sa, nullptr);
+  if (g_stop)
+    raise(g_stop);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything else: a SIGHUP or SIGUSR1 at start-up (logrotate's
+  // postrotate, a monitor) is a request, not a kill, and a stop signal is
+  // seen by the run; a closed stdout or stderr is an EPIPE on that write,
+  // never a run killed with a CPU offline.
+  signal(SIGPIPE, SIG_IGN);
+  InstallSignalHandlers();
   // Thread-safe (the watchdog thread logs too); each message first clears
   // the progress line, if one is drawn.
   auto logger = std::make_shared<spdlog::logger>(
@@ -245,6 +263,8 @@ int main(int argc, char** argv) {
     return cpuhp::kExitBadInput;
   }
 
+  if (*list || *merge || *compare || *report_cmd)
+    DefaultStopSignals();
   if (*list)
     return cpuhp::ListCommand(list_root, stdout);
 
@@ -369,7 +389,6 @@ int main(int argc, char** argv) {
     return cpuhp::DryRunCommand(cfg, n, stdout);
   }
 
-  InstallSignalHandlers();
   try {
     return cpuhp::RunCommand(cfg, &g_stop, stdout);
   } catch (const std::exception& e) {
