@@ -175,14 +175,16 @@ int BuildSources(const RunPlan& p, const std::vector<TimingSource*>& given, RunS
 // Step 3 opens the operation log and applies a checkpoint: after it, the run
 // is what it will be.
 int OpenRunState(RunPlan* p) {
-  std::string err;
+  std::string err, warning;
   const Config& cfg = p->cfg;
   if (!cfg.oplog.empty() &&
-      !(p->soak->resuming() ? p->oplog.OpenAt(cfg.oplog, p->soak->oplog_position(), &err)
+      !(p->soak->resuming() ? p->oplog.OpenAt(cfg.oplog, p->soak->oplog_position(), &err, &warning)
                             : p->oplog.Open(cfg.oplog, &err))) {
     spdlog::error("{}", err);
     return kExitBadInput;
   }
+  if (!warning.empty())
+    spdlog::warn("{}", warning);
   p->stats = std::make_unique<RunStats>(p->topo.max_cpu + 1);
   if (!p->soak->Apply(p->schedule.get(), p->stats.get(), &err)) {
     spdlog::error("{}", err);
@@ -342,6 +344,13 @@ RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
     runner->set_hook(p->faults.get());
   p->soak->Start(runner, p->started_at, p->seed);
   RunResult res;
+  if (p->soak->finished()) {
+    // The run had ended; only its report was not confirmed written.
+    res.outcome = p->soak->finished_outcome();
+    p->soak->Finish(res.outcome, runner, *p->stats, p->schedule.get(), &p->oplog);
+    res.elapsed_ns = runner->elapsed_ns();
+    return res;
+  }
   try {
     res.outcome = runner->Run(stop, [&] {
       const std::optional<ScheduleProgress> sp = p->schedule->Progress();
@@ -441,6 +450,10 @@ int WriteReport(RunPlan* p, RunSources* s, const Runner& runner, const RunResult
   // service does not restart: exit_codes.h).
   const bool broke = !back.restored.ok || (p->faults && !back.fail_cleared) || !report_ok ||
                      !log_ok || outcome.stop_reason == "fatal";
+  // Report and log durable, CPUs back: only now is a finished run's
+  // checkpoint removed (a stopped one stays for the resume).
+  if (report_ok && log_ok && back.restored.ok && outcome.stop_reason != "signal")
+    p->soak->Complete();
   const bool found = (p->faults && p->faults->failed_rollbacks()) || p->stats->failed_ops() ||
                      p->stats->readback_mismatches() || outcome.stop_reason == "error";
   return broke ? kExitFailed : found ? kExitFinishedWithFailures : kExitOk;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -194,23 +195,32 @@ TEST_F(SoakTest, ARotatedLogResumesInTheNewFile) {
   EXPECT_EQ(ReadAll(cfg_.oplog + ".1") + ReadAll(cfg_.oplog), ReadAll(whole.oplog));
 }
 
-// The log the checkpoint counted lost its tail (or was replaced): exit 2 with
-// one line naming it; the checkpoint stays for a resume once the file is back.
-TEST_F(SoakTest, AShorterOrReplacedLogIsRefusedOnResume) {
+// The log the checkpoint counted was emptied (copytruncate) or replaced (a
+// rotation): the resume goes on at the end of what is there (issue 29.3:
+// refusing kept a service down until --fresh). Every operation from the
+// checkpoint on is in the log once, after what was left; no NUL bytes.
+TEST_F(SoakTest, AShorterOrReplacedLogIsContinuedOnResume) {
   StopAt at(999);
   Run(cfg_, {&at});
+  std::filesystem::resize_file(cfg_.oplog, 0);
+  ASSERT_EQ(Run(cfg_), kExitFinishedWithFailures);
+  EXPECT_EQ(Report(cfg_.report)["totals"]["ops"], 20000);
   const std::string log = ReadAll(cfg_.oplog);
-  std::filesystem::resize_file(cfg_.oplog, log.size() / 2);
-  const nlohmann::json before = Report(cfg_.report);
-  EXPECT_EQ(Run(cfg_), kExitBadInput);
-  EXPECT_TRUE(std::filesystem::exists(cfg_.state_dir + "/checkpoint.json"));
-  EXPECT_EQ(std::filesystem::file_size(cfg_.oplog), log.size() / 2);
-  EXPECT_EQ(Report(cfg_.report), before);  // no run, no new report
-  // The same bytes in another file (a copy put in place): still refused.
-  std::ofstream(cfg_.oplog + ".copy") << log;
-  std::filesystem::rename(cfg_.oplog + ".copy", cfg_.oplog);
-  EXPECT_EQ(Run(cfg_), kExitBadInput);
-  EXPECT_EQ(ReadAll(cfg_.oplog), log);
+  EXPECT_EQ(log.find('\0'), std::string::npos);
+  std::istringstream lines(log);
+  std::string line;
+  uint64_t next = 1000;  // stopped after operation 999
+  for (; std::getline(lines, line); ++next)
+    ASSERT_EQ(nlohmann::json::parse(line)["i"], next) << line;
+  EXPECT_EQ(next, 20000u);
+  // Another file at the path (rotated in): appended to, not cut.
+  StopAt again(500);
+  std::filesystem::remove(cfg_.state_dir + "/checkpoint.json");
+  Run(cfg_, {&again});
+  std::filesystem::rename(cfg_.oplog, cfg_.oplog + ".1");
+  std::ofstream(cfg_.oplog) << "{\"rotated\":true}\n";
+  ASSERT_EQ(Run(cfg_), kExitFinishedWithFailures);
+  EXPECT_EQ(ReadAll(cfg_.oplog).rfind("{\"rotated\":true}\n{\"i\":501,", 0), 0u);
 }
 
 TEST_F(SoakTest, CorruptCheckpointIsRefusedAndMovedAside) {

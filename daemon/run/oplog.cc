@@ -18,9 +18,13 @@ constexpr size_t kBufferBytes = 1 << 20;
 
 // As fopen(path, mode) ("w": truncate, "a": append), but never through a
 // symlink: root must not truncate or append to whatever a planted link names.
+// Always O_APPEND: when logrotate's copytruncate empties the file under the
+// run, the next line goes to its new end, not to the old offset after a
+// hole of NUL bytes.
 std::FILE* OpenNoFollow(const std::string& path, bool append) {
-  int fd = open(path.c_str(),
-                O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
+  int fd =
+      open(path.c_str(),
+           O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_APPEND | (append ? 0 : O_TRUNC), 0644);
   if (fd < 0)
     return nullptr;
   std::FILE* f = fdopen(fd, append ? "a" : "w");
@@ -91,34 +95,45 @@ bool OpLog::Append(const OpRecord& rec, std::string* err) {
   return true;
 }
 
-bool OpLog::OpenAt(const std::string& path, const Position& at, std::string* err) {
+bool OpLog::OpenAt(const std::string& path, const Position& at, std::string* err,
+                   std::string* warning) {
+  warning->clear();
   if (at.ino == 0)
     return Open(path, err);
-  // Not created: a missing log is the checkpoint's log gone, not a new one.
-  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    *warning = path +
+               ": the checkpoint's operation log is gone (rotated away?): a new log "
+               "begins with the operations from the checkpoint on";
+    fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+  }
   if (fd < 0) {
     *err = path + ": cannot reopen the checkpoint's operation log: " + strerror(errno);
     return false;
   }
   struct stat st {};
-  std::string why;
   if (fstat(fd, &st) != 0) {
-    why = std::string("fstat: ") + strerror(errno);
-  } else if (static_cast<uint64_t>(st.st_dev) != at.dev ||
-             static_cast<uint64_t>(st.st_ino) != at.ino) {
-    why = "another file (device " + std::to_string(st.st_dev) + ", inode " +
-          std::to_string(st.st_ino) + ") than the checkpoint's (device " + std::to_string(at.dev) +
-          ", inode " + std::to_string(at.ino) + "): rotated or replaced after the checkpoint";
-  } else if (static_cast<uint64_t>(st.st_size) < at.bytes) {
-    why = std::to_string(st.st_size) + " bytes, shorter than the " + std::to_string(at.bytes) +
-          " the checkpoint recorded: truncated after the checkpoint";
-  } else if (static_cast<uint64_t>(st.st_size) > at.bytes &&
-             ftruncate(fd, static_cast<off_t>(at.bytes)) != 0) {
-    why = std::string("cannot cut it back to the checkpoint: ") + strerror(errno);
+    *err = path + ": operation log: fstat: " + strerror(errno);
+    close(fd);
+    return false;
   }
-  if (!why.empty()) {
-    *err = path + ": operation log not resumed: " + why +
-           "; move it away and start fresh (--fresh), or restore the file";
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  // Created just now (it may get the old file's inode number): a new log.
+  const bool created = !warning->empty();
+  const bool same = !created && static_cast<uint64_t>(st.st_dev) == at.dev &&
+                    static_cast<uint64_t>(st.st_ino) == at.ino;
+  if (!created && !same) {
+    *warning = path + ": another file than the checkpoint's (device " + std::to_string(st.st_dev) +
+               ", inode " + std::to_string(st.st_ino) +
+               "; rotated since?): the operations from the checkpoint on are appended to it";
+  } else if (same && size < at.bytes) {
+    *warning = path + ": " + std::to_string(size) + " bytes, shorter than the " +
+               std::to_string(at.bytes) +
+               " the checkpoint recorded (emptied by copytruncate?): the operations from the "
+               "checkpoint on are appended at its end";
+  } else if (same && size > at.bytes && ftruncate(fd, static_cast<off_t>(at.bytes)) != 0) {
+    *err = path +
+           ": operation log not resumed: cannot cut it back to the checkpoint: " + strerror(errno);
     close(fd);
     return false;
   }
@@ -154,6 +169,16 @@ bool OpLog::Sync(std::string* err) {
   }
   if (fsync(fileno(f_)) != 0 && errno != EINVAL) {
     *err = path_ + ": fsync: " + strerror(errno);
+    return false;
+  }
+  // Emptied under the run (copytruncate): the position a checkpoint records
+  // is the file's real length, so that a restart can continue it.
+  struct stat st {};
+  if (fstat(fileno(f_), &st) == 0 && static_cast<uint64_t>(st.st_size) < bytes_) {
+    ++truncations_;
+    *err = path_ + ": truncated under the run (" + std::to_string(bytes_) + " bytes written, " +
+           std::to_string(st.st_size) + " now; logrotate copytruncate?): continuing at its end";
+    bytes_ = static_cast<uint64_t>(st.st_size);
     return false;
   }
   return true;

@@ -33,14 +33,15 @@ class OpLog {
     uint64_t ino = 0;  // 0: no log was open
   };
 
-  // Resume: keeps the first `at.bytes` of the file the checkpoint recorded
-  // (the operations up to the checkpoint), drops the rest (operations that
-  // will be redone) and appends from there. Refused, with a one-line error
-  // naming the path, when `path` is missing, is another file (a rotation
-  // after the checkpoint, a copy) or is shorter than recorded: cutting or
-  // appending would tear a line or duplicate records. `at.ino == 0` (no log
-  // at the checkpoint): a new log, as Open.
-  bool OpenAt(const std::string& path, const Position& at, std::string* err);
+  // Reopens the log a checkpoint wrote for resuming: keeps what it holds up
+  // to `at` (the operations up to the checkpoint), drops the rest (they
+  // will be redone) and appends from there. A log rotated since the
+  // checkpoint does not stop the resume (logrotate must not keep a service
+  // down): missing, a new one begins; another file (a rotated-in one), or
+  // the same file shorter than recorded (copytruncate), it is appended to
+  // at its end, untouched; *warning says which, in one line. False only
+  // when the file cannot be opened. `at.ino == 0`: a new log, as Open.
+  bool OpenAt(const std::string& path, const Position& at, std::string* err, std::string* warning);
   // SIGHUP: close and reopen the same path for appending. After a rotation
   // (mv, then HUP) that is a new file, counted from its own length (0).
   bool Reopen(std::string* err);
@@ -50,6 +51,8 @@ class OpLog {
   Position position() const { return {bytes_, dev_, ino_}; }
   // Bytes in the current file.
   uint64_t bytes() const { return bytes_; }
+  // Times Sync found the file shorter than what was written to it.
+  uint64_t truncations() const { return truncations_; }
 
   // The line Append writes, without the newline (for tests).
   static std::string Format(const OpRecord& rec);
@@ -62,6 +65,7 @@ class OpLog {
   std::string path_;
   char* buf_ = nullptr;
   uint64_t bytes_ = 0;
+  uint64_t truncations_ = 0;
   uint64_t dev_ = 0;
   uint64_t ino_ = 0;
 };

@@ -31,7 +31,8 @@ TEST(OpLogTest, ASymlinkIsNotFollowed) {
   }
   {
     OpLog log;
-    EXPECT_FALSE(log.OpenAt(d + "/ops.jsonl", OpLog::Position{}, &err));
+    std::string warning;
+    EXPECT_FALSE(log.OpenAt(d + "/ops.jsonl", OpLog::Position{}, &err, &warning));
   }
   EXPECT_EQ(Slurp(d + "/t3"), "precious\n");
   // A regular file is still written as before.

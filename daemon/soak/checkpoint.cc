@@ -53,6 +53,7 @@ json CheckpointToJson(const Checkpoint& c) {
           {"boot_id", c.boot_id},
           {"pid", c.pid},
           {"stopped_by", c.stopped_by},
+          {"finished", c.finished},
           {"next_index", c.next_index},
           {"elapsed_ns", c.elapsed_ns},
           {"stats", c.stats},
@@ -89,6 +90,12 @@ bool CheckpointFromJson(const json& j, Checkpoint* c, std::string* err) {
     out.boot_id = j.at(field = "boot_id").get<std::string>();
     out.pid = j.at(field = "pid").get<int>();
     out.stopped_by = j.at(field = "stopped_by").get<std::string>();
+    // Optional: a checkpoint written before it existed is a running one.
+    out.finished = j.value(field = "finished", json());
+    if (!out.finished.is_null() &&
+        (!out.finished.is_object() || !out.finished.value("stop_reason", json()).is_string() ||
+         !out.finished.value("message", json()).is_string()))
+      throw std::invalid_argument("expected null or {\"stop_reason\", \"message\"}");
     out.next_index = j.at(field = "next_index").get<uint64_t>();
     out.elapsed_ns = j.at(field = "elapsed_ns").get<uint64_t>();
     out.stats = j.at(field = "stats");

@@ -31,6 +31,11 @@ struct Checkpoint {
   // Written at a clean stop (SIGTERM, SIGINT): why the run stopped. Empty for
   // a periodic checkpoint, so a resume without it means the process died.
   std::string stopped_by;
+  // Written when the run ended by itself (its target, an error, a lost CPU):
+  // {"stop_reason", "message"}; null while it runs. The checkpoint stays
+  // until the report is written and the CPUs are back, so a restart in
+  // between writes the report from it and redoes no operation.
+  nlohmann::json finished;
   uint64_t next_index = 0;  // operations done
   uint64_t elapsed_ns = 0;  // run time used toward `duration`
   nlohmann::json stats;     // RunStats::StateToJson

@@ -154,7 +154,9 @@ TEST(OpLogResume, OpenAtCutsTheLogBackToTheCheckpoint) {
   ASSERT_TRUE(log.Close(&err));
   EXPECT_EQ(std::filesystem::file_size(path), 2 * at.bytes);
   OpLog again;
-  ASSERT_TRUE(again.OpenAt(path, at, &err)) << err;
+  std::string warning;
+  ASSERT_TRUE(again.OpenAt(path, at, &err, &warning)) << err;
+  EXPECT_EQ(warning, "");
   r.index = 9;
   again.Append(r, &err);
   ASSERT_TRUE(again.Close(&err));
@@ -198,9 +200,11 @@ TEST(OpLogResume, ARotatedLogCountsFromZero) {
   std::filesystem::remove_all(d);
 }
 
-// A resume never cuts or appends to a file that is not the one recorded, or
-// that lost part of what the checkpoint counted: one line naming the file.
-TEST(OpLogResume, AnotherOrShorterFileIsRefused) {
+// A log rotated since the checkpoint does not stop the resume (issue 29.3:
+// logrotate kept the service down): the run goes on at the end of what is
+// there, never cutting a file that is not the one recorded, and says so in
+// one line naming the file.
+TEST(OpLogResume, ARotatedLogIsContinuedNotRefused) {
   const std::filesystem::path d = std::filesystem::temp_directory_path() / "cpuhp-oplog-refuse";
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
@@ -220,39 +224,55 @@ TEST(OpLogResume, AnotherOrShorterFileIsRefused) {
     std::ifstream f(path);
     return std::string(std::istreambuf_iterator<char>(f), {});
   }();
-  // Shorter than recorded (truncated, or a torn copy).
+  std::string warning;
+  // Shorter than recorded (copytruncate): appended at its end, untouched.
   std::filesystem::resize_file(path, at.bytes - 10);
-  OpLog shorter;
-  EXPECT_FALSE(shorter.OpenAt(path, at, &err));
-  EXPECT_EQ(err.rfind(path + ": operation log not resumed: " + std::to_string(at.bytes - 10) +
-                          " bytes, shorter than the " + std::to_string(at.bytes) +
-                          " the checkpoint recorded",
+  {
+    OpLog shorter;
+    ASSERT_TRUE(shorter.OpenAt(path, at, &err, &warning)) << err;
+    EXPECT_EQ(
+        warning.rfind(path + ": " + std::to_string(at.bytes - 10) + " bytes, shorter than the " +
+                          std::to_string(at.bytes) + " the checkpoint recorded",
                       0),
-            0u)
-      << err;
-  EXPECT_EQ(err.find('\n'), std::string::npos);
+        0u)
+        << warning;
+    EXPECT_EQ(warning.find('\n'), std::string::npos);
+    EXPECT_EQ(shorter.position().bytes, at.bytes - 10);
+  }
   EXPECT_EQ(std::filesystem::file_size(path), at.bytes - 10);  // untouched
-  // Another inode, longer than recorded (a copy put in place, a rotated-in
-  // file). Written beside and renamed over: while the old file exists the
-  // new one cannot get its inode number.
+  // Another inode, longer than recorded (a rotated-in file). Written beside
+  // and renamed over: while the old file exists the new one cannot get its
+  // inode number. Appended to, not cut.
   std::ofstream(path + ".new") << whole << whole;
   std::filesystem::rename(path + ".new", path);
-  OpLog other;
-  EXPECT_FALSE(other.OpenAt(path, at, &err));
-  EXPECT_NE(err.find(path + ": operation log not resumed: another file (device "),
-            std::string::npos)
-      << err;
+  {
+    OpLog other;
+    ASSERT_TRUE(other.OpenAt(path, at, &err, &warning)) << err;
+    EXPECT_NE(warning.find(path + ": another file than the checkpoint's (device "),
+              std::string::npos)
+        << warning;
+  }
   EXPECT_EQ(std::filesystem::file_size(path), 2 * whole.size());  // not cut
-  // Missing: not silently created.
+  // Missing (rotated away): a new log.
   std::filesystem::remove(path);
-  OpLog missing;
-  EXPECT_FALSE(missing.OpenAt(path, at, &err));
-  EXPECT_EQ(err,
-            path + ": cannot reopen the checkpoint's operation log: No such file or directory");
-  EXPECT_FALSE(std::filesystem::exists(path));
+  {
+    OpLog missing;
+    ASSERT_TRUE(missing.OpenAt(path, at, &err, &warning)) << err;
+    EXPECT_EQ(warning, path +
+                           ": the checkpoint's operation log is gone (rotated away?): a new "
+                           "log begins with the operations from the checkpoint on");
+  }
+  EXPECT_TRUE(std::filesystem::exists(path));
+  // A directory in its place: refused in one line.
+  std::filesystem::remove(path);
+  std::filesystem::create_directory(path);
+  OpLog dir;
+  EXPECT_FALSE(dir.OpenAt(path, at, &err, &warning));
+  EXPECT_EQ(err.rfind(path + ": cannot reopen the checkpoint's operation log: ", 0), 0u) << err;
+  std::filesystem::remove(path);
   // No log at the checkpoint: a new one.
   OpLog fresh;
-  EXPECT_TRUE(fresh.OpenAt(path, OpLog::Position{}, &err)) << err;
+  EXPECT_TRUE(fresh.OpenAt(path, OpLog::Position{}, &err, &warning)) << err;
   std::filesystem::remove_all(d);
 }
 

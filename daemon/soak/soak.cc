@@ -121,7 +121,12 @@ bool SoakSession::Load(uint64_t* seed, std::string* err) {
                               {"previous_pid", ckpt_.pid},
                               {"checkpoint_written_at", ckpt_.written_at},
                               {"resumed_at_index", ckpt_.next_index}};
-    if (!ckpt_.stopped_by.empty()) {
+    if (!ckpt_.finished.is_null()) {
+      restart["kind"] = "finished";
+      restart["cause"] = "the run had ended (" + ckpt_.finished.value("stop_reason", "?") +
+                         ") and was killed before its report was confirmed written: the report "
+                         "is written from the checkpoint, no operation is redone";
+    } else if (!ckpt_.stopped_by.empty()) {
       restart["kind"] = "stop";
       restart["cause"] = "stopped by " + ckpt_.stopped_by + " with a final checkpoint";
     } else if (ckpt_.boot_id != ReadBootId()) {
@@ -194,6 +199,10 @@ void SoakSession::Start(Runner* runner, const std::string& started_at, uint64_t 
   watchdog_->SetRecords(ckpt_.stuck, ckpt_.stuck_dropped);
   watchdog_->Start();
   const uint64_t now = MonotonicClock()->NowNs();
+  // A resumed run checkpoints at its first tick: the restart is on disk at
+  // once, so a crash loop counts every start, not only those that lived to a
+  // periodic checkpoint.
+  checkpoint_due_ = resuming_;
   next_checkpoint_ns_ = now + cfg_.checkpoint_interval_ns;
   next_interim_ns_ = now + cfg_.interim_interval_ns;
   notifier_.Ready();
@@ -271,9 +280,12 @@ void SoakSession::Tick(Runner* runner, const RunStats& stats, Schedule* schedule
   if (sig.reopen) {
     sig.reopen = 0;
     if (oplog && oplog->is_open()) {
-      if (oplog->Reopen(&err))
+      if (oplog->Reopen(&err)) {
         spdlog::info("SIGHUP: operation log {} reopened", cfg_.oplog);
-      else
+        // The checkpoint names the new file at once: a restart before the
+        // next periodic one must not look for the rotated file.
+        checkpoint_due_ = true;
+      } else
         spdlog::error("SIGHUP: {}", err);
     }
   }
@@ -294,7 +306,9 @@ void SoakSession::Tick(Runner* runner, const RunStats& stats, Schedule* schedule
     last_status_ = std::move(line);
     next_status_ns_ = now + kStatusPeriodNs;
   }
-  if (state_dir_ && cfg_.checkpoint_interval_ns && now >= next_checkpoint_ns_) {
+  if (state_dir_ &&
+      (checkpoint_due_ || (cfg_.checkpoint_interval_ns && now >= next_checkpoint_ns_))) {
+    checkpoint_due_ = false;
     WriteNow(runner, stats, schedule, oplog, "");
     next_checkpoint_ns_ = MonotonicClock()->NowNs() + cfg_.checkpoint_interval_ns;
   }
@@ -328,7 +342,19 @@ void SoakSession::Finish(const RunOutcome& outcome, Runner* runner, const RunSta
           path_, runner->next_index());
     return;
   }
-  if (unlink(path_.c_str()) != 0 && errno != ENOENT)
+  ckpt_.finished = {{"stop_reason", outcome.stop_reason}, {"message", outcome.message}};
+  WriteNow(runner, stats, schedule, oplog, "");
+}
+
+RunOutcome SoakSession::finished_outcome() const {
+  RunOutcome o;
+  o.stop_reason = ckpt_.finished.value("stop_reason", "");
+  o.message = ckpt_.finished.value("message", "");
+  return o;
+}
+
+void SoakSession::Complete() {
+  if (state_dir_ && unlink(path_.c_str()) != 0 && errno != ENOENT)
     spdlog::error("{}: unlink: {}", path_, strerror(errno));
 }
 

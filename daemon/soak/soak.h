@@ -73,10 +73,18 @@ class SoakSession {
   // From the runner's tick. `report` builds an interim report.
   void Tick(Runner* runner, const RunStats& stats, Schedule* schedule, OpLog* oplog,
             const std::function<nlohmann::json()>& report);
-  // After the run: a final checkpoint when stopped by a signal (a restart
-  // resumes), else the checkpoint is removed (the run is complete).
+  // After the run: a final checkpoint, kept. Stopped by a signal, a restart
+  // resumes the run; ended by itself, it is marked finished, and a restart
+  // before Complete() writes the report from it without any operation.
   void Finish(const RunOutcome& outcome, Runner* runner, const RunStats& stats, Schedule* schedule,
               OpLog* oplog);
+  // The resumed checkpoint's run had already ended (Finish marked it): run
+  // no operation, report this outcome.
+  bool finished() const { return !ckpt_.finished.is_null(); }
+  RunOutcome finished_outcome() const;
+  // The report and the operation log are written and the CPUs are back: the
+  // checkpoint goes, the run is complete.
+  void Complete();
 
   // The report's "soak" section.
   nlohmann::json ReportJson() const;
@@ -98,6 +106,7 @@ class SoakSession {
   uint64_t checkpoints_written_ = 0;
   std::string last_written_at_;
   uint64_t next_checkpoint_ns_ = 0;
+  bool checkpoint_due_ = false;  // at the next tick: after a resume, after a log reopen
   uint64_t next_interim_ns_ = 0;
   uint64_t next_status_ns_ = 0;
   uint64_t interim_written_ = 0;
