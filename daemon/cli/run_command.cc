@@ -16,6 +16,7 @@
 #include "machine/sim_cpu_control.h"
 #include "machine/topology.h"
 #include "report/report.h"
+#include "report/report_checks.h"
 #include "run/oplog.h"
 #include "run/progress.h"
 #include "run/runner.h"
@@ -380,6 +381,18 @@ void StopSources(RunSources* s) {
   }
 }
 
+// A signal stopped the run before its target: the report's run_completed
+// check (the one place that knows a run's targets) fails on the signal. A
+// run given no target ends only by a signal, and that completes it.
+bool Interrupted(const nlohmann::json& report) {
+  if (report["run"].value("stop_reason", "") != "signal")
+    return false;
+  for (const ReportCheck& c : ReportChecks(report, ReportOptions{}))
+    if (c.name == "run_completed")
+      return !c.pass;
+  return true;
+}
+
 // Step 6: the report, the summary, the exit code. A report that cannot go
 // where asked is saved in the state directory: a day of data is not lost to
 // a full disk.
@@ -432,13 +445,19 @@ int WriteReport(RunPlan* p, RunSources* s, const Runner& runner, const RunResult
         spdlog::error("{}; the report is lost", err);
     }
   }
-  // Something broke (1) or the run finished and found failures (3, which a
-  // service does not restart: exit_codes.h).
+  // Something broke (1), a signal cut the run short (4), or the run finished
+  // and found failures (3, which a service does not restart): exit_codes.h.
   const bool broke = !back.restored.ok || (p->faults && !back.fail_cleared) || !report_ok ||
                      !log_ok || outcome.stop_reason == "fatal";
+  const nlohmann::json& soak = report["soak"];
+  const bool stuck = !soak.value("stuck_operations", nlohmann::json::array()).empty() ||
+                     soak.value("stuck_operations_dropped", uint64_t{0}) > 0;
   const bool found = (p->faults && p->faults->failed_rollbacks()) || p->stats->failed_ops() ||
-                     p->stats->readback_mismatches() || outcome.stop_reason == "error";
-  return broke ? kExitFailed : found ? kExitFinishedWithFailures : kExitOk;
+                     p->stats->readback_mismatches() || outcome.stop_reason == "error" || stuck;
+  return broke                 ? kExitFailed
+         : Interrupted(report) ? kExitInterrupted
+         : found               ? kExitFinishedWithFailures
+                               : kExitOk;
 }
 
 }  // namespace
