@@ -12,6 +12,7 @@
 #include "cli/restore_command.h"
 #include "cli/run_inputs.h"
 #include "faults/faults.h"
+#include "machine/hotplug_states.h"
 #include "machine/machine_lock.h"
 #include "machine/sim_cpu_control.h"
 #include "machine/topology.h"
@@ -322,6 +323,22 @@ ReportInputs CommonReportInputs(const RunPlan& p, const Runner& runner) {
   return in;
 }
 
+// cpuN/hotplug/state, named from hotplug/states (read once, here), for the
+// stuck-write watchdog's thread: the sysfs backend opens the file anew each
+// time, the sim backend's states are atomics.
+StuckWatchdog::StateReader StuckStateReader(CpuControl* ctl) {
+  auto states = std::make_shared<HotplugStates>();
+  std::string text;
+  if (ctl->ReadHotplugStates(&text) == 0)
+    ParseHotplugStates(text, states.get());
+  return [ctl, states](int cpu, int* state, std::string* name) {
+    if (ctl->ReadHotplugState(cpu, state) != 0)
+      return false;
+    *name = states->Name(*state);
+    return true;
+  };
+}
+
 RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
                         const volatile sig_atomic_t* stop) {
   const Config& cfg = p->cfg;
@@ -341,6 +358,7 @@ RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
   };
   if (p->faults && p->faults->available())
     runner->set_hook(p->faults.get());
+  p->soak->set_stuck_state_reader(StuckStateReader(p->ctl.get()));
   p->soak->Start(runner, p->started_at, p->seed);
   RunResult res;
   try {

@@ -340,6 +340,10 @@ TEST(StuckWatchdog, StalledSimWriteIsInTheReport) {
   EXPECT_EQ(stuck[0]["index"], 3);  // the 4th write
   EXPECT_GE(stuck[0]["detected_after_ns"].get<uint64_t>(), 100000000u);
   EXPECT_GE(stuck[0]["returned_after_ns"].get<uint64_t>(), 300000000u);
+  // The simulated state the stalled write waits in, read while it waited.
+  const bool online = stuck[0]["dir"] == "online";
+  EXPECT_EQ(stuck[0].value("hotplug_state", -1), online ? 83 : 148) << stuck[0];
+  EXPECT_EQ(stuck[0].value("hotplug_state_name", ""), online ? "cpu:bringup" : "sched:waitempty");
   std::filesystem::remove_all(dir);
 }
 

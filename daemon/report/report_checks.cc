@@ -149,8 +149,9 @@ std::string StackLine(const std::string& stack) {
 
 // The stuck-write watchdog (soak.stuck_operations): a write that had not
 // returned after stuck_timeout is the most serious thing a soak finds. Each
-// listed with what the watchdog recorded: CPU, direction, operation, how
-// long, whether it returned, and its kernel stack or why there is none.
+// listed with what the watchdog recorded: CPU, direction, operation, the
+// hotplug state the CPU was in (when the backend could tell), how long,
+// whether it returned, and its kernel stack or why there is none.
 void StuckCheck(const json& report, std::vector<ReportCheck>* checks) {
   const json& soak = Get(report, "soak");
   if (!soak.is_object())
@@ -173,9 +174,13 @@ void StuckCheck(const json& report, std::vector<ReportCheck>* checks) {
                   n == 1 ? "" : "s", static_cast<double>(timeout_ns) / 1e9);
   for (size_t i = 0; i < std::min(listed, kListedItems); i++) {
     const json& r = stuck[i];
-    c.message += Fmt("; cpu%" PRIu64 " %s (op %" PRIu64 ") stuck for %.1f s, ", U64(r, "cpu"),
-                     Str(r, "dir", "?").c_str(), U64(r, "index"),
-                     static_cast<double>(U64(r, "detected_after_ns")) / 1e9);
+    c.message += Fmt("; cpu%" PRIu64 " %s (op %" PRIu64 ")", U64(r, "cpu"),
+                     Str(r, "dir", "?").c_str(), U64(r, "index"));
+    if (const json& hp = Get(r, "hotplug_state"); hp.is_number_integer()) {
+      const std::string name = Str(r, "hotplug_state_name");
+      c.message += Fmt(" in state %d", hp.get<int>()) + (name.empty() ? "" : " (" + name + ")");
+    }
+    c.message += Fmt(" stuck for %.1f s, ", static_cast<double>(U64(r, "detected_after_ns")) / 1e9);
     c.message +=
         Get(r, "returned_after_ns").is_number()
             ? Fmt("returned after %.1f s", static_cast<double>(U64(r, "returned_after_ns")) / 1e9)

@@ -56,6 +56,8 @@ json StuckRun() {
                                     {"timeout_ns", 1000000000u},
                                     {"detected_after_ns", 1015174392u},
                                     {"returned_after_ns", 2574630323u},
+                                    {"hotplug_state", 83},
+                                    {"hotplug_state_name", "cpu:bringup"},
                                     {"stack", stack}},
                                    {{"cpu", 6},
                                     {"dir", "online"},
@@ -130,7 +132,8 @@ TEST(ReportChecksTest, TheDefaultRunCompletedAtItsResolvedTarget) {
 }
 
 // Issue 28 item 2: a stuck write fails a check, which carries what the
-// watchdog recorded (CPU, direction, how long, its stack or why none).
+// watchdog recorded (CPU, direction, the hotplug state it was in when the
+// backend could tell, how long, its stack or why none).
 TEST(ReportChecksTest, AStuckWriteFailsItsCheckWithItsStack) {
   const ReportOptions o;
   std::vector<ReportCheck> checks = ReportChecks(DefaultRun(), o);
@@ -142,8 +145,9 @@ TEST(ReportChecksTest, AStuckWriteFailsItsCheckWithItsStack) {
   EXPECT_FALSE(stuck->pass);
   EXPECT_EQ(stuck->value, 2);
   EXPECT_EQ(stuck->message,
-            "2 writes not returned after 1.0 s (stuck_timeout); cpu3 online (op 19) stuck for "
-            "1.0 s, returned after 2.6 s, kernel stack: hrtimer_nanosleep+0xb5/0x130 < "
+            "2 writes not returned after 1.0 s (stuck_timeout); cpu3 online (op 19) in state 83 "
+            "(cpu:bringup) stuck for 1.0 s, returned after 2.6 s, kernel stack: "
+            "hrtimer_nanosleep+0xb5/0x130 < "
             "common_nsleep_timens+0x3d/0xa0 < __x64_sys_clock_nanosleep+0xde/0x150 < "
             "do_syscall_64+0x71/0x290 < entry_SYSCALL_64_after_hwframe+0x76/0x7e; cpu6 online "
             "(op 39) stuck for 1.1 s, never returned, no kernel stack: /proc/9/task/9/stack: no "
@@ -270,7 +274,9 @@ TEST(ReportChecksTest, EveryFormatFailsTheSameChecks) {
 TEST(ReportChecksTest, EveryFormatSaysWhatWasStuckAndWhichRollbacksFailed) {
   const ReportOptions o;
   for (const auto& [format, text] : Renderings(StuckRun(), o)) {
-    EXPECT_NE(text.find("cpu3 online (op 19) stuck for 1.0 s"), std::string::npos) << format;
+    EXPECT_NE(text.find("cpu3 online (op 19) in state 83 (cpu:bringup) stuck for 1.0 s"),
+              std::string::npos)
+        << format;
     EXPECT_NE(text.find("hrtimer_nanosleep+0xb5/0x130"), std::string::npos) << format;
     EXPECT_NE(text.find("built without CONFIG_STACKTRACE"), std::string::npos) << format;
   }
