@@ -92,6 +92,32 @@ ReportCheck RunCompletedCheck(const json& report) {
   return c;
 }
 
+// A sweep (pattern sweep) measured every level fully: a stop before its end
+// (iterations, duration, signal) leaves levels short (fewer operations than
+// 2 * cycles_per_level) or not measured, and a level's numbers, or a compare
+// of all levels pooled, would mislead.
+void SweepCheck(const json& report, std::vector<ReportCheck>* checks) {
+  const report_json::SweepLevels sweep = report_json::ReadSweepLevels(report);
+  if (!sweep.sweep)
+    return;
+  ReportCheck c;
+  c.name = "sweep_complete";
+  std::string list;
+  uint64_t complete = 0;
+  for (const report_json::SweepLevel& l : sweep.levels) {
+    list += Fmt("%s%" PRId64, list.empty() ? "" : ", ", l.online);
+    complete += l.complete;
+  }
+  c.pass = complete == sweep.levels.size();
+  c.Measured(static_cast<double>(complete), "levels");
+  c.message = c.pass ? Fmt("all %zu levels (%s) measured, %" PRIu64 " operations each",
+                           sweep.levels.size(), list.c_str(), sweep.target_ops)
+                     : Fmt("%" PRIu64 " of %zu levels (%s) measured fully; ", complete,
+                           sweep.levels.size(), list.c_str()) +
+                           report_json::SweepShortfall(sweep);
+  checks->push_back(c);
+}
+
 // A check's message lists at most this many items (failed rollbacks, stuck
 // writes), then how many more there are.
 constexpr size_t kListedItems = 10;
@@ -253,6 +279,7 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
     checks.push_back(sim);
   }
   checks.push_back(RunCompletedCheck(report));
+  SweepCheck(report, &checks);
   ReportCheck final_report;
   final_report.name = "final_report";
   const json& interim = Get(report, "interim");

@@ -70,6 +70,29 @@ json StuckRun() {
   return r;
 }
 
+// Issue 28 item 4: `run --pattern sweep -n 50` on 8 CPUs stops at its 50
+// operations (its target: run_completed passes) inside level 2, after 22
+// cycles of 100; levels 4 and 8 never ran.
+json IncompleteSweep() {
+  json r = DefaultRun();
+  r["config"]["pattern"] = "sweep";
+  r["config"]["iterations"] = 50;
+  r["cpus"]["schedule"] = {{"victim", 7},
+                           {"levels", {2, 4, 8}},
+                           {"cycles_per_level", 100},
+                           {"levels_complete", json::array()},
+                           {"levels_missing", {2, 4, 8}}};
+  json off = r["directions"]["offline"];
+  json on = r["directions"]["online"];
+  off["online_cpus"] = 2;
+  off["count"] = 22;
+  on["online_cpus"] = 1;
+  on["count"] = 22;
+  r["per_online_count"] = {{"offline", {off}}, {"online", {on}}};
+  r["run"]["stop_reason"] = "iterations";
+  return r;
+}
+
 // A sim fault_sweep with broken_rollback_state 193: each CPU's offline and
 // online injection of state 193 left it there, twice (repeats 2).
 json FailedRollbackRun(int cpus) {
@@ -249,6 +272,7 @@ std::vector<Case> Cases() {
   interim["restore"] = nullptr;
   cases.push_back({"interim", interim, {"run_completed", "final_report", "cpus_restored"}});
   cases.push_back({"failed rollback", FailedRollbackRun(7), {"faults_rolled_back"}});
+  cases.push_back({"incomplete sweep", IncompleteSweep(), {"sweep_complete"}});
   SyntheticSpec failing;
   failing.failed = 3;
   cases.push_back({"failed writes", DefaultRun(failing), {"no_operation_errors"}});
@@ -268,6 +292,31 @@ TEST(ReportChecksTest, EveryFormatFailsTheSameChecks) {
   for (const Case& c : Cases())
     for (const auto& [format, failed] : FailedByFormat(c.report, o))
       EXPECT_EQ(failed, c.failed) << c.name << " in " << format;
+}
+
+// Item 4: a sweep cut short fails sweep_complete, naming the level it cut
+// short (with its operations against the target) and those it never ran;
+// a complete one passes.
+TEST(ReportChecksTest, AnIncompleteSweepNamesItsShortAndMissingLevels) {
+  const ReportOptions o;
+  json r = IncompleteSweep();
+  std::vector<ReportCheck> checks = ReportChecks(r, o);
+  EXPECT_TRUE(Find(checks, "run_completed")->pass);  // -n 50 was its target
+  const ReportCheck* sweep = Find(checks, "sweep_complete");
+  ASSERT_NE(sweep, nullptr);
+  EXPECT_FALSE(sweep->pass);
+  EXPECT_EQ(sweep->message,
+            "0 of 3 levels (2, 4, 8) measured fully; level 2 short (44 of 200 operations); "
+            "levels 4, 8 not measured");
+  for (const auto& [format, text] : Renderings(r, o))
+    EXPECT_NE(text.find("level 2 short (44 of 200 operations)"), std::string::npos) << format;
+  r["cpus"]["schedule"]["levels_complete"] = {2, 4, 8};
+  r["cpus"]["schedule"]["levels_missing"] = json::array();
+  checks = ReportChecks(r, o);
+  sweep = Find(checks, "sweep_complete");
+  ASSERT_NE(sweep, nullptr);
+  EXPECT_TRUE(sweep->pass) << sweep->message;
+  EXPECT_EQ(Find(ReportChecks(DefaultRun(), o), "sweep_complete"), nullptr);
 }
 
 // Items 2 and 8: what failed is in every rendering, not only its count.
