@@ -9,7 +9,8 @@ that failed, and `report` exits 1.
 - a fault_sweep whose rollbacks failed (sim broken_rollback_state 193);
 - hotplug/fail not cleared at the end (the same sweep's report with
   cleared_at_end false, as a run whose clear failed writes it);
-- a run stopped by SIGTERM, by an error (stop_on_error), by a lost CPU;
+- a run stopped by SIGTERM (run exits 4), a double Ctrl-C, an interrupted
+  sweep (INCOMPLETE), by an error (stop_on_error), by a lost CPU;
 - an interim report (the run was still going);
 - a restore that failed (restore.ok false, as a run whose restore failed
   writes it).
@@ -56,9 +57,9 @@ class ReportChecksTest(unittest.TestCase):
         self.assertEqual(p.returncode, expect_rc, p.stdout + p.stderr)
         return report
 
-    def run_until_signal(self, wait_for=None, **cfg):
-        """A long sim run (stalled writes keep it slow), SIGTERMed once
-        wait_for exists (or after 1 s)."""
+    def run_until_signal(self, wait_for=None, signals=(signal.SIGTERM,), **cfg):
+        """A long sim run (stalled writes keep it slow), sent `signals` (one
+        after another) once wait_for exists (or after 1 s)."""
         cfg.setdefault("iterations", 100000)
         cfg.setdefault("sim", {}).update({"stall_every": 20, "stall_ns": 20000000})
         path, report = self.config(**cfg)
@@ -70,7 +71,9 @@ class ReportChecksTest(unittest.TestCase):
                     not wait_for and time.monotonic() > deadline - 59):
                 break
             time.sleep(0.05)
-        p.send_signal(signal.SIGTERM)
+        for sig in signals:
+            p.send_signal(sig)
+            time.sleep(0.05)
         out, err = p.communicate(timeout=120)
         return report, p.returncode, out + err
 
@@ -147,12 +150,34 @@ class ReportChecksTest(unittest.TestCase):
 
     def test_stopped_by_sigterm(self):
         report, rc, out = self.run_until_signal()
-        self.assertEqual(rc, 0, out)  # run itself exits 0 on a signal: report must see it
+        self.assertEqual(rc, 4, out)  # interrupted (issue 28 item 6): not 0, "finished"
         with open(report) as f:
             r = json.load(f)
         self.assertEqual(r["run"]["stop_reason"], "signal")
         self.assertLess(r["totals"]["ops"], 100000)
         self.assert_fails(report, "run_completed", ["signal"])
+
+    def test_double_ctrl_c(self):
+        report, rc, out = self.run_until_signal(signals=(signal.SIGINT, signal.SIGINT))
+        self.assertEqual(rc, 4, out)
+        with open(report) as f:
+            self.assertEqual(json.load(f)["run"]["stop_reason"], "signal")
+        self.assert_fails(report, "run_completed", ["Interrupt"])
+
+    def test_interrupted_sweep(self):
+        report, rc, out = self.run_until_signal(
+            pattern="sweep", iterations=0, cpus="1-7", sim={"cpus": 8},
+            sweep={"levels": [2, 4, 8], "cycles_per_level": 100000})
+        self.assertEqual(rc, 4, out)
+        self.assertIn("sweep INCOMPLETE", out)
+        self.assert_fails(report, "run_completed", ["signal"])
+
+    def test_stopped_run_without_a_target_completes(self):
+        # -n 0 and no duration: only a signal ends it, and that is its 0.
+        report, rc, out = self.run_until_signal(iterations=0)
+        self.assertEqual(rc, 0, out)
+        p = self.render(report, "lava")
+        self.assertIn("lava-test-case run_completed --result pass", p.stdout)
 
     def test_stopped_by_an_error(self):
         report = self.run_sim(3, stop_on_error=True, sim={"error_rate": 0.2})

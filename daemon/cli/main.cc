@@ -98,7 +98,9 @@ int main(int argc, char** argv) {
   run->footer(
       "Exit status: 0 finished, no failure; 1 something broke (internal error, restore, report or "
       "log write); 2 bad input, nothing touched; 3 finished with failures recorded in the report "
-      "(operation errors, readback mismatches, failed rollbacks, stop on error).");
+      "(operation errors, readback mismatches, failed rollbacks, stuck writes, stop on error); "
+      "4 interrupted by a signal before its target: CPUs restored, report written, run_completed "
+      "failing, a checkpoint (with a state directory) kept to resume from.");
   std::string config_file, pattern, cpus, duration, interval, report, state_dir, sysfs_root, oplog,
       backend, progress, iterations, seed, min_online, levels, cycles, victim, sim_cpus;
   bool stop_on_error = false;

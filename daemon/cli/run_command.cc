@@ -12,10 +12,12 @@
 #include "cli/restore_command.h"
 #include "cli/run_inputs.h"
 #include "faults/faults.h"
+#include "machine/hotplug_states.h"
 #include "machine/machine_lock.h"
 #include "machine/sim_cpu_control.h"
 #include "machine/topology.h"
 #include "report/report.h"
+#include "report/report_checks.h"
 #include "run/oplog.h"
 #include "run/progress.h"
 #include "run/runner.h"
@@ -323,6 +325,22 @@ ReportInputs CommonReportInputs(const RunPlan& p, const Runner& runner) {
   return in;
 }
 
+// cpuN/hotplug/state, named from hotplug/states (read once, here), for the
+// stuck-write watchdog's thread: the sysfs backend opens the file anew each
+// time, the sim backend's states are atomics.
+StuckWatchdog::StateReader StuckStateReader(CpuControl* ctl) {
+  auto states = std::make_shared<HotplugStates>();
+  std::string text;
+  if (ctl->ReadHotplugStates(&text) == 0)
+    ParseHotplugStates(text, states.get());
+  return [ctl, states](int cpu, int* state, std::string* name) {
+    if (ctl->ReadHotplugState(cpu, state) != 0)
+      return false;
+    *name = states->Name(*state);
+    return true;
+  };
+}
+
 RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
                         const volatile sig_atomic_t* stop) {
   const Config& cfg = p->cfg;
@@ -342,6 +360,7 @@ RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
   };
   if (p->faults && p->faults->available())
     runner->set_hook(p->faults.get());
+  p->soak->set_stuck_state_reader(StuckStateReader(p->ctl.get()));
   p->soak->Start(runner, p->started_at, p->seed);
   RunResult res;
   if (p->soak->finished()) {
@@ -387,6 +406,18 @@ void StopSources(RunSources* s) {
     section["status"] = "ok";
     s->reports[src->name()] = std::move(section);
   }
+}
+
+// A signal stopped the run before its target: the report's run_completed
+// check (the one place that knows a run's targets) fails on the signal. A
+// run given no target ends only by a signal, and that completes it.
+bool Interrupted(const nlohmann::json& report) {
+  if (report["run"].value("stop_reason", "") != "signal")
+    return false;
+  for (const ReportCheck& c : ReportChecks(report, ReportOptions{}))
+    if (c.name == "run_completed")
+      return !c.pass;
+  return true;
 }
 
 // Step 6: the report, the summary, the exit code. A report that cannot go
@@ -446,17 +477,23 @@ int WriteReport(RunPlan* p, RunSources* s, const Runner& runner, const RunResult
     spdlog::warn("report NOT written: {}", where);
     std::fprintf(out, "report NOT written: %s; %s\n", why.c_str(), where.c_str());
   }
-  // Something broke (1) or the run finished and found failures (3, which a
-  // service does not restart: exit_codes.h).
+  // Something broke (1), a signal cut the run short (4), or the run finished
+  // and found failures (3, which a service does not restart): exit_codes.h.
   const bool broke = !back.restored.ok || (p->faults && !back.fail_cleared) || !report_ok ||
                      !log_ok || outcome.stop_reason == "fatal";
   // Report and log durable, CPUs back: only now is a finished run's
   // checkpoint removed (a stopped one stays for the resume).
   if (report_ok && log_ok && back.restored.ok && outcome.stop_reason != "signal")
     p->soak->Complete();
+  const nlohmann::json& soak = report["soak"];
+  const bool stuck = !soak.value("stuck_operations", nlohmann::json::array()).empty() ||
+                     soak.value("stuck_operations_dropped", uint64_t{0}) > 0;
   const bool found = (p->faults && p->faults->failed_rollbacks()) || p->stats->failed_ops() ||
-                     p->stats->readback_mismatches() || outcome.stop_reason == "error";
-  return broke ? kExitFailed : found ? kExitFinishedWithFailures : kExitOk;
+                     p->stats->readback_mismatches() || outcome.stop_reason == "error" || stuck;
+  return broke                 ? kExitFailed
+         : Interrupted(report) ? kExitInterrupted
+         : found               ? kExitFinishedWithFailures
+                               : kExitOk;
 }
 
 }  // namespace

@@ -99,7 +99,7 @@ class StopAfter : public TimingSource {
 TEST_F(FaultsCommandTest, AFaultRunIsNotResumed) {
   cfg_.state_dir = dir_ + "/state";
   StopAfter stop(10);
-  ASSERT_EQ(RunCommand(cfg_, &stop.flag, out_, {&stop}), kExitOk) << Output();
+  ASSERT_EQ(RunCommand(cfg_, &stop.flag, out_, {&stop}), kExitInterrupted) << Output();
   ASSERT_EQ(Report()["run"]["stop_reason"], "signal");
   ASSERT_TRUE(std::filesystem::exists(cfg_.state_dir + "/checkpoint.json"));
   ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();

@@ -102,15 +102,16 @@ TEST_F(SoakTest, StoppedAndResumedRunMatchesUninterruptedRun) {
   ASSERT_GT(expected["totals"]["failed"].get<uint64_t>(), 100u);
   EXPECT_FALSE(std::filesystem::exists(whole.state_dir + "/checkpoint.json"));
 
-  // Two stops part way: each keeps a final checkpoint that the next run resumes.
+  // Two stops part way: each exits 4 (interrupted, not "finished") and keeps
+  // a final checkpoint that the next run resumes.
   StopAt first(6999);
-  Run(cfg_, {&first});
+  EXPECT_EQ(Run(cfg_, {&first}), kExitInterrupted);
   nlohmann::json r1 = Report(cfg_.report);
   EXPECT_EQ(r1["run"]["stop_reason"], "signal");
   EXPECT_EQ(r1["totals"]["ops"], 7000);
   ASSERT_TRUE(std::filesystem::exists(cfg_.state_dir + "/checkpoint.json"));
   StopAt second(12344);
-  Run(cfg_, {&second});
+  EXPECT_EQ(Run(cfg_, {&second}), kExitInterrupted);
   EXPECT_EQ(Report(cfg_.report)["totals"]["ops"], 12345);
   ASSERT_EQ(Run(cfg_), kExitFinishedWithFailures);
   const nlohmann::json got = Report(cfg_.report);
@@ -315,6 +316,16 @@ TEST_F(SoakTest, Sigusr1WritesInterimReport) {
   EXPECT_EQ(Report(cfg_.report)["soak"]["interim_reports_written"], 1);
 }
 
+// A run given no target (no iterations, no duration) ends only by a signal:
+// that is its end, exit 0 (its checkpoint stays: a service restarted resumes).
+TEST_F(SoakTest, RunWithoutATargetStoppedBySignalFinished) {
+  cfg_.iterations = 0;
+  cfg_.sim.error_rate = 0;
+  StopAt at(500);
+  EXPECT_EQ(Run(cfg_, {&at}), kExitOk);
+  EXPECT_EQ(Report(cfg_.report)["run"]["stop_reason"], "signal");
+}
+
 TEST(StuckWatchdog, StalledSimWriteIsInTheReport) {
   char tmpl[] = "/tmp/cpuhp-stuck.XXXXXX";
   const std::string dir = mkdtemp(tmpl);
@@ -329,7 +340,8 @@ TEST(StuckWatchdog, StalledSimWriteIsInTheReport) {
   cfg.progress = ProgressMode::kNever;
   volatile sig_atomic_t stop = 0;
   std::FILE* out = std::tmpfile();
-  EXPECT_EQ(RunCommand(cfg, &stop, out), kExitOk);
+  // A stuck write is a failure the run found: exit 3, as for a failed write.
+  EXPECT_EQ(RunCommand(cfg, &stop, out), kExitFinishedWithFailures);
   std::fclose(out);
   std::ifstream f(cfg.report);
   nlohmann::json r = nlohmann::json::parse(f);
@@ -338,6 +350,10 @@ TEST(StuckWatchdog, StalledSimWriteIsInTheReport) {
   EXPECT_EQ(stuck[0]["index"], 3);  // the 4th write
   EXPECT_GE(stuck[0]["detected_after_ns"].get<uint64_t>(), 100000000u);
   EXPECT_GE(stuck[0]["returned_after_ns"].get<uint64_t>(), 300000000u);
+  // The simulated state the stalled write waits in, read while it waited.
+  const bool online = stuck[0]["dir"] == "online";
+  EXPECT_EQ(stuck[0].value("hotplug_state", -1), online ? 83 : 148) << stuck[0];
+  EXPECT_EQ(stuck[0].value("hotplug_state_name", ""), online ? "cpu:bringup" : "sched:waitempty");
   std::filesystem::remove_all(dir);
 }
 

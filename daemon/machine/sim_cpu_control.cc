@@ -23,8 +23,10 @@ struct SimState {
   bool teardown;  // has a teardown callback (runs going offline)
   bool atomic;    // STARTING/DYING section: never failable
 };
-constexpr int kSimBringupState = 83;  // CPUHP_BRINGUP_CPU
-constexpr int kSimOnlineState = 236;  // CPUHP_ONLINE
+constexpr int kSimBringupState = 83;        // CPUHP_BRINGUP_CPU
+constexpr int kSimOnlineState = 236;        // CPUHP_ONLINE
+constexpr int kSimStallOnlineState = 83;    // a stalled online waits in cpu:bringup
+constexpr int kSimStallOfflineState = 148;  // a stalled offline in sched:waitempty
 constexpr SimState kSimStates[] = {
     {0, "offline", false, false, false},
     {1, "threads:prepare", true, true, false},
@@ -66,8 +68,11 @@ SimCpuControl::SimCpuControl(const SimConfig& cfg, uint64_t seed)
       online_(static_cast<size_t>(cfg.cpus), 1),
       online_count_(cfg.cpus),
       fail_(static_cast<size_t>(cfg.cpus), -1),
-      hp_state_(static_cast<size_t>(cfg.cpus), kSimOnlineState),
-      broken_rollback_(cfg.broken_rollback_state) {}
+      hp_state_(static_cast<size_t>(cfg.cpus)),
+      broken_rollback_(cfg.broken_rollback_state) {
+  for (std::atomic<int>& hp : hp_state_)
+    hp.store(kSimOnlineState, std::memory_order_relaxed);
+}
 
 std::string SimCpuControl::Describe() const {
   return "sim:" + std::to_string(cpus());
@@ -105,7 +110,8 @@ int SimCpuControl::ReadOnline(int cpu, std::string* err) {
 }
 
 void SimCpuControl::SetOnline(int cpu, bool online) {
-  hp_state_[static_cast<size_t>(cpu)] = online ? kSimOnlineState : 0;
+  hp_state_[static_cast<size_t>(cpu)].store(online ? kSimOnlineState : 0,
+                                            std::memory_order_relaxed);
   uint8_t& s = online_[static_cast<size_t>(cpu)];
   if (s != online) {
     online_count_ += online ? 1 : -1;
@@ -128,25 +134,30 @@ int SimCpuControl::WriteOnline(int cpu, bool online) {
     return 0;
   }
   clock_.Advance(static_cast<uint64_t>(std::max(1.0, ns)));
+  std::atomic<int>& hp = hp_state_[static_cast<size_t>(cpu)];
   if (cfg_.stall_every && writes_ % cfg_.stall_every == 0) {
     // A write stuck "in the kernel": really blocks, for the stuck-operation
-    // watchdog to see.
+    // watchdog to see, half-way through the state machine where real ones
+    // hang: going offline waiting for tasks to leave (sched:waitempty),
+    // going online waiting for the AP to report alive (cpu:bringup).
+    const int before = hp.load(std::memory_order_relaxed);
+    hp.store(online ? kSimStallOnlineState : kSimStallOfflineState, std::memory_order_relaxed);
     timespec ts = {static_cast<time_t>(cfg_.stall_ns / 1000000000ull),
                    static_cast<long>(cfg_.stall_ns % 1000000000ull)};
     while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
     }
     clock_.Advance(cfg_.stall_ns);
+    hp.store(before, std::memory_order_relaxed);
   }
   if (!online && online_count_ == 1)
     return EBUSY;
   int& fail = fail_[static_cast<size_t>(cpu)];
-  int& hp = hp_state_[static_cast<size_t>(cpu)];
   if (const SimState* armed = fail >= 0 ? FindSimState(fail) : nullptr;
       armed && (online ? armed->startup : armed->teardown)) {
     fail = -1;  // one-shot
     ++fires_;
     if (armed->number == broken_rollback_)
-      hp = armed->number;  // stuck half-way
+      hp.store(armed->number, std::memory_order_relaxed);  // stuck half-way
     return EAGAIN;
   }
   for (auto it = faults_.begin(); it != faults_.end(); ++it) {
@@ -158,8 +169,7 @@ int SimCpuControl::WriteOnline(int cpu, bool online) {
   }
   if (cfg_.error_rate > 0 && rng_.Unit() < cfg_.error_rate)
     return EBUSY;
-  SetOnline(cpu, online);
-  hp = online ? kSimOnlineState : 0;
+  SetOnline(cpu, online);  // and its hotplug state
   return 0;
 }
 
@@ -174,7 +184,8 @@ int SimCpuControl::WriteFail(int cpu, int state) {
   // fail_store: out of range, STARTING/DYING, PREPARE-section (DEAD
   // callbacks) while the CPU is up, or no callback at all.
   if (!s || s->atomic ||
-      (state <= kSimBringupState && hp_state_[static_cast<size_t>(cpu)] > kSimBringupState) ||
+      (state <= kSimBringupState &&
+       hp_state_[static_cast<size_t>(cpu)].load(std::memory_order_relaxed) > kSimBringupState) ||
       (!s->startup && !s->teardown))
     return EINVAL;
   fail_[static_cast<size_t>(cpu)] = state;
@@ -191,7 +202,7 @@ int SimCpuControl::ReadFail(int cpu, int* state) {
 int SimCpuControl::ReadHotplugState(int cpu, int* state) {
   if (cpu < 0 || cpu >= cpus())
     return ENOENT;
-  *state = hp_state_[static_cast<size_t>(cpu)];
+  *state = hp_state_[static_cast<size_t>(cpu)].load(std::memory_order_relaxed);
   return 0;
 }
 
@@ -238,7 +249,7 @@ bool SimCpuControl::RestoreState(const nlohmann::json& j, std::string* err) {
     online_count_ = 0;
     for (size_t c = 0; c < online.size(); ++c) {
       online_[c] = online[c] != 0;
-      hp_state_[c] = online_[c] ? kSimOnlineState : 0;
+      hp_state_[c].store(online_[c] ? kSimOnlineState : 0, std::memory_order_relaxed);
       fail_[c] = -1;
       online_count_ += online_[c];
     }

@@ -7,6 +7,7 @@
 // the pipeline bench and soak tests; `--backend sim` exposes it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <vector>
@@ -90,8 +91,10 @@ class SimCpuControl : public CpuControl {
   std::deque<Fault> faults_;
   std::vector<int> nohz_full_;
   uint64_t writes_ = 0;
-  std::vector<int> fail_;      // per CPU: armed state, -1 none
-  std::vector<int> hp_state_;  // per CPU: hotplug state number
+  std::vector<int> fail_;  // per CPU: armed state, -1 none
+  // Per CPU: hotplug state number. Atomic: the stuck-write watchdog reads
+  // it from its own thread while a stalled write sleeps in this one.
+  std::vector<std::atomic<int>> hp_state_;
   int broken_rollback_;
   int fires_ = 0;
 };

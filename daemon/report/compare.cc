@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cinttypes>
+#include <iterator>
+#include <optional>
 #include <set>
 
 #include "report/compare_input.h"
@@ -229,6 +231,51 @@ std::map<int64_t, const json*> Levels(const json& report, const char* dir) {
   return out;
 }
 
+std::string LevelList(const std::set<int64_t>& levels) {
+  std::string out;
+  for (int64_t l : levels)
+    out += Fmt("%s%" PRId64, out.empty() ? "" : ", ", l);
+  return out.empty() ? "none" : out;
+}
+
+// Two sweeps that did not both measure the same levels fully (one stopped
+// early, or other levels): the levels both measured fully, and a note that
+// says so. nullopt: not sweeps, or alike (every row compares like with like).
+std::optional<std::set<int64_t>> SharedSweepLevels(const json& base, const json& cand,
+                                                   std::vector<std::string>* notes) {
+  const report_json::SweepLevels b = report_json::ReadSweepLevels(base);
+  const report_json::SweepLevels c = report_json::ReadSweepLevels(cand);
+  if (!b.sweep || !c.sweep)
+    return std::nullopt;
+  auto complete = [](const report_json::SweepLevels& s) {
+    std::set<int64_t> out;
+    for (const report_json::SweepLevel& l : s.levels)
+      if (l.complete)
+        out.insert(l.online);
+    return out;
+  };
+  const std::set<int64_t> bc = complete(b), cc = complete(c);
+  if (bc == cc && b.all_complete() && c.all_complete())
+    return std::nullopt;
+  std::set<int64_t> shared;
+  std::set_intersection(bc.begin(), bc.end(), cc.begin(), cc.end(),
+                        std::inserter(shared, shared.end()));
+  auto side = [](const char* name, const report_json::SweepLevels& s,
+                 const std::set<int64_t>& full) {
+    const std::string gap = report_json::SweepShortfall(s);
+    return (full.empty() ? Fmt("the %s measured no level fully", name)
+                         : Fmt("the %s measured level%s %s fully", name,
+                               full.size() == 1 ? "" : "s", LevelList(full).c_str())) +
+           (gap.empty() ? "" : " (" + gap + ")");
+  };
+  notes->push_back("sweeps measured different levels: " + side("baseline", b, bc) + ", " +
+                   side("candidate", c, cc) + "; compared only the levels both measured fully (" +
+                   LevelList(shared) +
+                   "), level by level: the all, per-CPU and other rows, which pool every "
+                   "level, are left out");
+  return shared;
+}
+
 std::string Rate(uint64_t n, uint64_t ops) {
   return Fmt("%" PRIu64 " of %" PRIu64 " ops", n, ops);
 }
@@ -349,10 +396,19 @@ Comparison Compare(const json& base, const json& cand, const CompareOptions& opt
   out.options = opts;
   out.base = SideOf(base);
   out.cand = SideOf(cand);
+  // Sweeps that did not both measure the same levels fully: only the levels
+  // both did are compared; every row that pools all levels is left out.
+  const std::optional<std::set<int64_t>> shared = SharedSweepLevels(base, cand, &out.notes);
+  auto kept = [&](const char* dir, int64_t online) {
+    // At sweep level N the victim goes offline from N online, back from N-1.
+    return !shared || shared->count(std::string(dir) == "online" ? online + 1 : online);
+  };
   for (const char* dir : kDirs) {
     std::string group = std::string(dir) + " latency";
     auto bl = Levels(base, dir);
     auto cl = Levels(cand, dir);
+    std::erase_if(bl, [&](const auto& l) { return !kept(dir, l.first); });
+    std::erase_if(cl, [&](const auto& l) { return !kept(dir, l.first); });
     for (const auto& [online, b] : bl) {
       auto it = cl.find(online);
       if (it == cl.end()) {
@@ -370,11 +426,13 @@ Comparison Compare(const json& base, const json& cand, const CompareOptions& opt
             Fmt("%s at %" PRId64 " online CPUs: only in the candidate", dir, online));
     const json& b = Get(Get(base, "directions"), dir);
     const json& c = Get(Get(cand, "directions"), dir);
-    if (IsSummary(b) && IsSummary(c))
+    if (IsSummary(b) && IsSummary(c) && !shared)
       out.rows.push_back(MakeRow(group, "all", dir, dir, b, c, opts));
   }
   // Per CPU: summaries only (no buckets), ratios without verdicts.
   for (const char* dir : kDirs) {
+    if (shared)
+      break;
     std::map<int64_t, const json*> bc, cc;
     for (const json* r : {&base, &cand}) {
       const json& cpus = Get(*r, "per_cpu");
@@ -412,7 +470,7 @@ Comparison Compare(const json& base, const json& cand, const CompareOptions& opt
   // timing sources' sections: every latency summary at the same path.
   size_t generic = 0;
   for (const auto& [key, b] : base.items()) {
-    if (kCoreSections.count(key))
+    if (kCoreSections.count(key) || shared)
       continue;
     auto it = cand.find(key);
     if (it == cand.end()) {
@@ -425,7 +483,7 @@ Comparison Compare(const json& base, const json& cand, const CompareOptions& opt
       out.notes.push_back("section " + key + ": no latency summaries in both reports, skipped");
   }
   for (const auto& [key, c] : cand.items())
-    if (!kCoreSections.count(key) && !base.contains(key))
+    if (!kCoreSections.count(key) && !base.contains(key) && !shared)
       out.notes.push_back("section " + key + ": only in the candidate, skipped");
   // A timing source that measured in one report only is not compared: say so.
   std::set<std::string> sources;

@@ -427,5 +427,49 @@ TEST(CompareBootsTest, CommandPoolsEachSideAndReadsPooledReports) {
     unlink(p.c_str());
 }
 
+// Issue 28 item 4: a sweep stopped inside its second level compared with a
+// complete one. Its "all" rows would pool levels 2-3 against 2-4 (a
+// "regression" that is only more CPUs online); only the level both measured
+// fully is compared, and a note says so in every format.
+TEST(CompareTest, SweepsOfUnlikeLevelsCompareOnlyTheLevelsBothMeasured) {
+  auto sweep = [](std::vector<int> complete, std::vector<int> missing) {
+    SyntheticSpec s;
+    s.ops_per_level = 1000;
+    nlohmann::json r = SyntheticReport(s);
+    r["config"]["pattern"] = "sweep";
+    r["cpus"]["schedule"] = {{"victim", 3},
+                             {"levels", {2, 3, 4}},
+                             {"cycles_per_level", 1000},
+                             {"levels_complete", complete},
+                             {"levels_missing", missing}};
+    return r;
+  };
+  const nlohmann::json full = sweep({2, 3, 4}, {});
+  Comparison alike = Compare(full, full, CompareOptions{});
+  EXPECT_TRUE(std::any_of(alike.rows.begin(), alike.rows.end(),
+                          [](const CompareRow& r) { return r.label == "all"; }));
+  nlohmann::json cut = sweep({2}, {3, 4});
+  for (const char* dir : {"offline", "online"}) {
+    nlohmann::json& levels = cut["per_online_count"][dir];
+    const int keep = std::string(dir) == "offline" ? 2 : 1;  // level 2's rows
+    levels.erase(std::remove_if(levels.begin(), levels.end(),
+                                [&](const nlohmann::json& l) { return l["online_cpus"] != keep; }),
+                 levels.end());
+  }
+  Comparison c = Compare(full, cut, CompareOptions{});
+  std::set<std::string> rows;
+  for (const CompareRow& r : c.rows)
+    rows.insert(r.group + " " + r.label);
+  EXPECT_EQ(rows, (std::set<std::string>{"offline latency 2", "online latency 1"}));
+  const std::string note =
+      "sweeps measured different levels: the baseline measured levels 2, 3, 4 fully, the "
+      "candidate measured level 2 fully (levels 3, 4 not measured); compared only the "
+      "levels both measured fully (2)";
+  ASSERT_FALSE(c.notes.empty());
+  EXPECT_EQ(c.notes[0].substr(0, note.size()), note);
+  for (const std::string& text : {CompareText(c), CompareMarkdown(c), CompareJson(c).dump()})
+    EXPECT_NE(text.find("compared only the levels both"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace cpuhp

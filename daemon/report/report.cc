@@ -18,6 +18,7 @@
 #include "sources/kmsg_health.h"
 #include "util/file_util.h"
 #include "util/json_file.h"
+#include "util/report_json.h"
 
 #ifndef CPUHP_VERSION
 #define CPUHP_VERSION "0.0.0"
@@ -171,17 +172,14 @@ std::string UnavailableSources(const json& report) {
   return out;
 }
 
-// A sweep stopped before its last level: the levels it never measured.
+// A sweep stopped before its last level: the levels it cut short or never
+// measured (the sweep_complete check says the same).
 std::string MissingLevels(const json& report) {
-  const json& schedule = Section(Section(report, "cpus"), "schedule");
-  auto it = schedule.find("levels_missing");
-  if (it == schedule.end() || !it->is_array() || it->empty())
+  const report_json::SweepLevels sweep = report_json::ReadSweepLevels(report);
+  if (!sweep.sweep || sweep.all_complete())
     return "";
-  std::string levels;
-  for (const json& l : *it)
-    levels += (levels.empty() ? "" : ", ") + l.dump();
-  return "sweep INCOMPLETE: levels " + levels + " not measured (stop reason: " +
-         Str(Section(report, "run"), "stop_reason", "still running") + ")\n";
+  return "sweep INCOMPLETE: " + report_json::SweepShortfall(sweep) +
+         " (stop reason: " + Str(Section(report, "run"), "stop_reason", "still running") + ")\n";
 }
 
 std::string ErrorLines(const json& report) {

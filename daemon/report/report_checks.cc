@@ -92,6 +92,32 @@ ReportCheck RunCompletedCheck(const json& report) {
   return c;
 }
 
+// A sweep (pattern sweep) measured every level fully: a stop before its end
+// (iterations, duration, signal) leaves levels short (fewer operations than
+// 2 * cycles_per_level) or not measured, and a level's numbers, or a compare
+// of all levels pooled, would mislead.
+void SweepCheck(const json& report, std::vector<ReportCheck>* checks) {
+  const report_json::SweepLevels sweep = report_json::ReadSweepLevels(report);
+  if (!sweep.sweep)
+    return;
+  ReportCheck c;
+  c.name = "sweep_complete";
+  std::string list;
+  uint64_t complete = 0;
+  for (const report_json::SweepLevel& l : sweep.levels) {
+    list += Fmt("%s%" PRId64, list.empty() ? "" : ", ", l.online);
+    complete += l.complete;
+  }
+  c.pass = complete == sweep.levels.size();
+  c.Measured(static_cast<double>(complete), "levels");
+  c.message = c.pass ? Fmt("all %zu levels (%s) measured, %" PRIu64 " operations each",
+                           sweep.levels.size(), list.c_str(), sweep.target_ops)
+                     : Fmt("%" PRIu64 " of %zu levels (%s) measured fully; ", complete,
+                           sweep.levels.size(), list.c_str()) +
+                           report_json::SweepShortfall(sweep);
+  checks->push_back(c);
+}
+
 // A check's message lists at most this many items (failed rollbacks, stuck
 // writes), then how many more there are.
 constexpr size_t kListedItems = 10;
@@ -149,8 +175,9 @@ std::string StackLine(const std::string& stack) {
 
 // The stuck-write watchdog (soak.stuck_operations): a write that had not
 // returned after stuck_timeout is the most serious thing a soak finds. Each
-// listed with what the watchdog recorded: CPU, direction, operation, how
-// long, whether it returned, and its kernel stack or why there is none.
+// listed with what the watchdog recorded: CPU, direction, operation, the
+// hotplug state the CPU was in (when the backend could tell), how long,
+// whether it returned, and its kernel stack or why there is none.
 void StuckCheck(const json& report, std::vector<ReportCheck>* checks) {
   const json& soak = Get(report, "soak");
   if (!soak.is_object())
@@ -173,9 +200,13 @@ void StuckCheck(const json& report, std::vector<ReportCheck>* checks) {
                   n == 1 ? "" : "s", static_cast<double>(timeout_ns) / 1e9);
   for (size_t i = 0; i < std::min(listed, kListedItems); i++) {
     const json& r = stuck[i];
-    c.message += Fmt("; cpu%" PRIu64 " %s (op %" PRIu64 ") stuck for %.1f s, ", U64(r, "cpu"),
-                     Str(r, "dir", "?").c_str(), U64(r, "index"),
-                     static_cast<double>(U64(r, "detected_after_ns")) / 1e9);
+    c.message += Fmt("; cpu%" PRIu64 " %s (op %" PRIu64 ")", U64(r, "cpu"),
+                     Str(r, "dir", "?").c_str(), U64(r, "index"));
+    if (const json& hp = Get(r, "hotplug_state"); hp.is_number_integer()) {
+      const std::string name = Str(r, "hotplug_state_name");
+      c.message += Fmt(" in state %d", hp.get<int>()) + (name.empty() ? "" : " (" + name + ")");
+    }
+    c.message += Fmt(" stuck for %.1f s, ", static_cast<double>(U64(r, "detected_after_ns")) / 1e9);
     c.message +=
         Get(r, "returned_after_ns").is_number()
             ? Fmt("returned after %.1f s", static_cast<double>(U64(r, "returned_after_ns")) / 1e9)
@@ -248,6 +279,7 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
     checks.push_back(sim);
   }
   checks.push_back(RunCompletedCheck(report));
+  SweepCheck(report, &checks);
   ReportCheck final_report;
   final_report.name = "final_report";
   const json& interim = Get(report, "interim");

@@ -9,6 +9,9 @@
 //                        duration, end of its sweep; a signal only for a run
 //                        given none): not a signal, error, fatal error or lost
 //                        CPU before that, not an interim snapshot
+//   sweep_complete       with a sweep: every level measured fully
+//                        (2 * cycles_per_level operations); the levels
+//                        short or not measured named
 //   final_report         not an interim report
 //   faults_rolled_back   with a faults section: no injected fault left
 //                        NOT rolled back (skipped when injection was

@@ -56,6 +56,8 @@ json StuckRun() {
                                     {"timeout_ns", 1000000000u},
                                     {"detected_after_ns", 1015174392u},
                                     {"returned_after_ns", 2574630323u},
+                                    {"hotplug_state", 83},
+                                    {"hotplug_state_name", "cpu:bringup"},
                                     {"stack", stack}},
                                    {{"cpu", 6},
                                     {"dir", "online"},
@@ -65,6 +67,29 @@ json StuckRun() {
                                     {"stack_unavailable",
                                      "/proc/9/task/9/stack: no such file: the kernel was built "
                                      "without CONFIG_STACKTRACE"}}};
+  return r;
+}
+
+// Issue 28 item 4: `run --pattern sweep -n 50` on 8 CPUs stops at its 50
+// operations (its target: run_completed passes) inside level 2, after 22
+// cycles of 100; levels 4 and 8 never ran.
+json IncompleteSweep() {
+  json r = DefaultRun();
+  r["config"]["pattern"] = "sweep";
+  r["config"]["iterations"] = 50;
+  r["cpus"]["schedule"] = {{"victim", 7},
+                           {"levels", {2, 4, 8}},
+                           {"cycles_per_level", 100},
+                           {"levels_complete", json::array()},
+                           {"levels_missing", {2, 4, 8}}};
+  json off = r["directions"]["offline"];
+  json on = r["directions"]["online"];
+  off["online_cpus"] = 2;
+  off["count"] = 22;
+  on["online_cpus"] = 1;
+  on["count"] = 22;
+  r["per_online_count"] = {{"offline", {off}}, {"online", {on}}};
+  r["run"]["stop_reason"] = "iterations";
   return r;
 }
 
@@ -130,7 +155,8 @@ TEST(ReportChecksTest, TheDefaultRunCompletedAtItsResolvedTarget) {
 }
 
 // Issue 28 item 2: a stuck write fails a check, which carries what the
-// watchdog recorded (CPU, direction, how long, its stack or why none).
+// watchdog recorded (CPU, direction, the hotplug state it was in when the
+// backend could tell, how long, its stack or why none).
 TEST(ReportChecksTest, AStuckWriteFailsItsCheckWithItsStack) {
   const ReportOptions o;
   std::vector<ReportCheck> checks = ReportChecks(DefaultRun(), o);
@@ -142,8 +168,9 @@ TEST(ReportChecksTest, AStuckWriteFailsItsCheckWithItsStack) {
   EXPECT_FALSE(stuck->pass);
   EXPECT_EQ(stuck->value, 2);
   EXPECT_EQ(stuck->message,
-            "2 writes not returned after 1.0 s (stuck_timeout); cpu3 online (op 19) stuck for "
-            "1.0 s, returned after 2.6 s, kernel stack: hrtimer_nanosleep+0xb5/0x130 < "
+            "2 writes not returned after 1.0 s (stuck_timeout); cpu3 online (op 19) in state 83 "
+            "(cpu:bringup) stuck for 1.0 s, returned after 2.6 s, kernel stack: "
+            "hrtimer_nanosleep+0xb5/0x130 < "
             "common_nsleep_timens+0x3d/0xa0 < __x64_sys_clock_nanosleep+0xde/0x150 < "
             "do_syscall_64+0x71/0x290 < entry_SYSCALL_64_after_hwframe+0x76/0x7e; cpu6 online "
             "(op 39) stuck for 1.1 s, never returned, no kernel stack: /proc/9/task/9/stack: no "
@@ -245,6 +272,7 @@ std::vector<Case> Cases() {
   interim["restore"] = nullptr;
   cases.push_back({"interim", interim, {"run_completed", "final_report", "cpus_restored"}});
   cases.push_back({"failed rollback", FailedRollbackRun(7), {"faults_rolled_back"}});
+  cases.push_back({"incomplete sweep", IncompleteSweep(), {"sweep_complete"}});
   SyntheticSpec failing;
   failing.failed = 3;
   cases.push_back({"failed writes", DefaultRun(failing), {"no_operation_errors"}});
@@ -266,11 +294,38 @@ TEST(ReportChecksTest, EveryFormatFailsTheSameChecks) {
       EXPECT_EQ(failed, c.failed) << c.name << " in " << format;
 }
 
+// Item 4: a sweep cut short fails sweep_complete, naming the level it cut
+// short (with its operations against the target) and those it never ran;
+// a complete one passes.
+TEST(ReportChecksTest, AnIncompleteSweepNamesItsShortAndMissingLevels) {
+  const ReportOptions o;
+  json r = IncompleteSweep();
+  std::vector<ReportCheck> checks = ReportChecks(r, o);
+  EXPECT_TRUE(Find(checks, "run_completed")->pass);  // -n 50 was its target
+  const ReportCheck* sweep = Find(checks, "sweep_complete");
+  ASSERT_NE(sweep, nullptr);
+  EXPECT_FALSE(sweep->pass);
+  EXPECT_EQ(sweep->message,
+            "0 of 3 levels (2, 4, 8) measured fully; level 2 short (44 of 200 operations); "
+            "levels 4, 8 not measured");
+  for (const auto& [format, text] : Renderings(r, o))
+    EXPECT_NE(text.find("level 2 short (44 of 200 operations)"), std::string::npos) << format;
+  r["cpus"]["schedule"]["levels_complete"] = {2, 4, 8};
+  r["cpus"]["schedule"]["levels_missing"] = json::array();
+  checks = ReportChecks(r, o);
+  sweep = Find(checks, "sweep_complete");
+  ASSERT_NE(sweep, nullptr);
+  EXPECT_TRUE(sweep->pass) << sweep->message;
+  EXPECT_EQ(Find(ReportChecks(DefaultRun(), o), "sweep_complete"), nullptr);
+}
+
 // Items 2 and 8: what failed is in every rendering, not only its count.
 TEST(ReportChecksTest, EveryFormatSaysWhatWasStuckAndWhichRollbacksFailed) {
   const ReportOptions o;
   for (const auto& [format, text] : Renderings(StuckRun(), o)) {
-    EXPECT_NE(text.find("cpu3 online (op 19) stuck for 1.0 s"), std::string::npos) << format;
+    EXPECT_NE(text.find("cpu3 online (op 19) in state 83 (cpu:bringup) stuck for 1.0 s"),
+              std::string::npos)
+        << format;
     EXPECT_NE(text.find("hrtimer_nanosleep+0xb5/0x130"), std::string::npos) << format;
     EXPECT_NE(text.find("built without CONFIG_STACKTRACE"), std::string::npos) << format;
   }

@@ -119,6 +119,15 @@ void StuckWatchdog::Poll(uint64_t now_ns) {
                         {"dir", DirectionName(dir)},
                         {"timeout_ns", timeout_ns_},
                         {"detected_after_ns", stuck_ns}};
+  int hp_state = -1;
+  std::string hp_name;
+  std::string in_state;
+  if (state_reader_ && state_reader_(cpu, &hp_state, &hp_name)) {
+    rec["hotplug_state"] = hp_state;
+    rec["hotplug_state_name"] = hp_name;
+    in_state =
+        " in state " + std::to_string(hp_state) + (hp_name.empty() ? "" : " (" + hp_name + ")");
+  }
   std::string why;
   std::string stack = ReadKernelStack(tid, &why);
   if (!stack.empty())
@@ -135,7 +144,7 @@ void StuckWatchdog::Poll(uint64_t now_ns) {
   reported_start_ns_ = start;
   const std::string dir_name(DirectionName(dir));
   const std::string line = "STUCK: cpu" + std::to_string(cpu) + " " + dir_name + " (op " +
-                           std::to_string(index) + ") has not returned after " +
+                           std::to_string(index) + ")" + in_state + " has not returned after " +
                            std::to_string(stuck_ns / 1000000000ull) + " s";
   {
     ScopedLogFields f(

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 // The stuck-operation watchdog: a thread of its own (the runner's may be
 // blocked in the kernel) that polls the write in flight (InFlight) and, when
-// one has not returned within the timeout, logs its CPU and direction, puts
+// one has not returned within the timeout, logs its CPU, direction and the
+// hotplug state the CPU is in, puts
 // it in the service STATUS, and records it with /proc/<tid>/stack when the
 // kernel lets us read it.
 #pragma once
@@ -29,10 +30,17 @@ class StuckWatchdog {
   StuckWatchdog(const StuckWatchdog&) = delete;
   StuckWatchdog& operator=(const StuckWatchdog&) = delete;
 
+  // Where the CPU is in the hotplug state machine (cpuN/hotplug/state, its
+  // number and name), read from the watchdog thread when a write is seen
+  // stuck; false when the backend cannot tell. Set before Start.
+  using StateReader = std::function<bool(int cpu, int* state, std::string* name)>;
+  void set_state_reader(StateReader r) { state_reader_ = std::move(r); }
+
   void Start();
   void Stop();
-  // Records so far (each: index, cpu, dir, detected_after_ns, stack or
-  // stack_unavailable, returned_after_ns once the write returned).
+  // Records so far (each: index, cpu, dir, detected_after_ns, hotplug_state
+  // and its name when known, stack or stack_unavailable, returned_after_ns
+  // once the write returned).
   nlohmann::json Records() const;
   void SetRecords(nlohmann::json records, uint64_t dropped);  // from a checkpoint
   // Stuck writes seen after kMaxRecords were recorded (logged, not recorded).
@@ -48,6 +56,7 @@ class StuckWatchdog {
   InFlight* in_flight_;
   uint64_t timeout_ns_;
   std::function<void(const std::string&)> on_stuck_;
+  StateReader state_reader_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

@@ -41,6 +41,44 @@ TEST(StuckWatchdog, ReportsAStuckWriteOnceAndItsReturn) {
   EXPECT_EQ(w.Records()[0]["returned_after_ns"], 40000000000ull);
 }
 
+// Issue 28 item 2: the STUCK line and the record name the hotplug state the
+// CPU was in when the watchdog saw the write stuck, as the failed-rollback
+// lines do; a backend that cannot tell leaves both out.
+TEST(StuckWatchdog, NamesTheHotplugStateTheCpuIsIn) {
+  InFlight f;
+  std::vector<std::string> lines;
+  StuckWatchdog w(&f, 1000000000ull, [&](const std::string& l) { lines.push_back(l); });
+  std::vector<int> asked;
+  w.set_state_reader([&](int cpu, int* state, std::string* name) {
+    asked.push_back(cpu);
+    if (cpu != 2)
+      return false;
+    *state = 148;
+    *name = "sched:waitempty";
+    return true;
+  });
+  f.cpu = 2;
+  f.dir = static_cast<int>(Direction::kOffline);
+  f.index = 19;
+  f.tid = gettid();
+  f.start_wall_ns = 1000000000ull;
+  w.Poll(3000000000ull);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(
+      lines[0],
+      "STUCK: cpu2 offline (op 19) in state 148 (sched:waitempty) has not returned after 2 s");
+  EXPECT_EQ(w.Records()[0]["hotplug_state"], 148);
+  EXPECT_EQ(w.Records()[0]["hotplug_state_name"], "sched:waitempty");
+  f.cpu = 5;  // the next stuck write, on a CPU the reader knows nothing of
+  f.index = 20;
+  f.start_wall_ns = 4000000000ull;
+  w.Poll(6000000000ull);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1], "STUCK: cpu5 offline (op 20) has not returned after 2 s");
+  EXPECT_FALSE(w.Records()[1].contains("hotplug_state"));
+  EXPECT_EQ(asked, (std::vector<int>{2, 5}));
+}
+
 // Issue 28 item 3: the thread reads its clock, then loads the write in
 // flight; a write that started in between is later than "now". It has not
 // been stuck at all (it once read as 18446744073 s).

@@ -196,6 +196,7 @@ void SoakSession::Start(Runner* runner, const std::string& started_at, uint64_t 
                                                 std::lock_guard<std::mutex> l(status_mu_);
                                                 notifier_.Status(last_status_ + "; " + line);
                                               });
+  watchdog_->set_state_reader(state_reader_);
   watchdog_->SetRecords(ckpt_.stuck, ckpt_.stuck_dropped);
   watchdog_->Start();
   const uint64_t now = MonotonicClock()->NowNs();

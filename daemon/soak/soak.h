@@ -67,6 +67,8 @@ class SoakSession {
   // with the right identity that a piece refuses is corrupt: moved aside,
   // false with *err.
   bool Apply(Schedule* schedule, RunStats* stats, std::string* err);
+  // How the stuck-write watchdog reads a CPU's hotplug state (before Start).
+  void set_stuck_state_reader(StuckWatchdog::StateReader r) { state_reader_ = std::move(r); }
   // Restores the runner's position, starts the watchdog, says READY=1.
   void Start(Runner* runner, const std::string& started_at, uint64_t seed);
 
@@ -116,6 +118,7 @@ class SoakSession {
   std::string last_status_;
   InFlight in_flight_;
   std::unique_ptr<StuckWatchdog> watchdog_;
+  StuckWatchdog::StateReader state_reader_;
 };
 
 }  // namespace cpuhp

@@ -2,6 +2,7 @@
 #include "util/report_json.h"
 
 #include <algorithm>
+#include <cinttypes>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -203,6 +204,68 @@ std::string Wrap(const std::string& text, size_t width, const std::string& first
   if (line.size() > bare || out.empty())
     flush();
   return out;
+}
+
+bool SweepLevels::all_complete() const {
+  for (const SweepLevel& l : levels)
+    if (!l.complete)
+      return false;
+  return true;
+}
+
+SweepLevels ReadSweepLevels(const nlohmann::json& report) {
+  SweepLevels out;
+  const nlohmann::json& sched = Path(report, {"cpus", "schedule"});
+  const nlohmann::json& levels = Get(sched, "levels");
+  if (!levels.is_array())
+    return out;
+  out.sweep = true;
+  out.target_ops = 2 * U64(sched, "cycles_per_level");
+  std::vector<int64_t> complete;
+  const nlohmann::json& done = Get(sched, "levels_complete");
+  if (done.is_array())
+    for (const nlohmann::json& l : done)
+      if (l.is_number_integer())
+        complete.push_back(l.get<int64_t>());
+  // Operations per online count before the write, per direction.
+  auto count_at = [&](const char* dir, int64_t online) {
+    const nlohmann::json& rows = Path(report, {"per_online_count", dir});
+    if (rows.is_array())
+      for (const nlohmann::json& r : rows)
+        if (Get(r, "online_cpus").is_number_integer() &&
+            Get(r, "online_cpus").get<int64_t>() == online)
+          return U64(r, "count");
+    return uint64_t{0};
+  };
+  for (const nlohmann::json& l : levels) {
+    if (!l.is_number_integer())
+      continue;
+    SweepLevel s;
+    s.online = l.get<int64_t>();
+    s.ops = count_at("offline", s.online) + count_at("online", s.online - 1);
+    s.complete = std::find(complete.begin(), complete.end(), s.online) != complete.end();
+    out.levels.push_back(s);
+  }
+  return out;
+}
+
+std::string SweepShortfall(const SweepLevels& sweep) {
+  std::string short_levels, missing;
+  size_t n_missing = 0;
+  for (const SweepLevel& l : sweep.levels) {
+    if (l.complete)
+      continue;
+    if (l.ops > 0) {
+      short_levels += Fmt("%slevel %" PRId64 " short (%" PRIu64 " of %" PRIu64 " operations)",
+                          short_levels.empty() ? "" : ", ", l.online, l.ops, sweep.target_ops);
+    } else {
+      missing += Fmt("%s%" PRId64, missing.empty() ? "" : ", ", l.online);
+      n_missing++;
+    }
+  }
+  if (!missing.empty())
+    missing = (n_missing > 1 ? "levels " : "level ") + missing + " not measured";
+  return short_levels + (!short_levels.empty() && !missing.empty() ? "; " : "") + missing;
 }
 
 }  // namespace cpuhp::report_json

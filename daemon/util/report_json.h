@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -69,5 +70,25 @@ std::string Wrap(const std::string& text, size_t width, const std::string& first
 inline std::string HtmlEscape(const std::string& s) {
   return XmlEscape(s);
 }
+
+// A sweep's levels as the report records them (cpus.schedule), each with the
+// operations measured there: at level N the victim goes offline with N CPUs
+// online and comes back with N-1 (per_online_count), 2 * cycles_per_level
+// operations when the level ran fully.
+struct SweepLevel {
+  int64_t online = 0;
+  uint64_t ops = 0;
+  bool complete = false;  // in levels_complete: every cycle ran
+};
+struct SweepLevels {
+  bool sweep = false;  // the report's schedule has levels (pattern sweep)
+  uint64_t target_ops = 0;
+  std::vector<SweepLevel> levels;  // in the sweep's order
+  bool all_complete() const;
+};
+SweepLevels ReadSweepLevels(const nlohmann::json& report);
+// The levels not measured fully: "level 2 short (44 of 200 operations);
+// levels 4, 8 not measured"; "" when every level was.
+std::string SweepShortfall(const SweepLevels& sweep);
 
 }  // namespace cpuhp::report_json

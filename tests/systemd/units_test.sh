@@ -6,7 +6,8 @@
 # binary; verify checks that it exists, so the copies here name the built one.
 # The exit status of a run that finished with failures (a sim run whose
 # writes fail) is one the units do not restart on: a restart would start the
-# whole soak again and overwrite its report.
+# whole soak again and overwrite its report. A run stopped by SIGTERM (what
+# `systemctl stop` sends) exits 4, which the units count as success.
 # usage: units_test.sh SOURCE_DIR BINARY
 set -euo pipefail
 src=$1 bin=$2
@@ -25,6 +26,24 @@ if [ "$rc" = 0 ] || [ "$rc" = 2 ] || [ ! -s "$tmp/fails-report.json" ]; then
   cat "$tmp/fails.out"; status=1
 fi
 echo "a run that finished with failures exits $rc"
+# A run stopped by SIGTERM before its target (what `systemctl stop` sends)
+# exits with a status of its own, which the units count as success.
+cat > "$tmp/stopped.json" <<EOF
+{"backend": "sim", "pattern": "roundrobin", "cpus": "1-3", "iterations": 1000000, "seed": 1,
+ "progress": "never", "report": "$tmp/stopped-report.json",
+ "sim": {"cpus": 4, "stall_every": 10, "stall_ns": 20000000}}
+EOF
+"$bin" run --config "$tmp/stopped.json" >"$tmp/stopped.out" 2>&1 &
+pid=$!
+sleep 1
+kill -TERM "$pid"
+stop_rc=0
+wait "$pid" || stop_rc=$?
+if [ "$stop_rc" = 0 ] || [ "$stop_rc" = 1 ] || [ "$stop_rc" = 3 ] || [ ! -s "$tmp/stopped-report.json" ]; then
+  echo "FAIL: a sim run stopped by SIGTERM exited $stop_rc (0 would say it finished), report written: $([ -s "$tmp/stopped-report.json" ] && echo yes || echo no)"
+  cat "$tmp/stopped.out"; status=1
+fi
+echo "a run stopped by SIGTERM exits $stop_rc"
 for unit in cpuhp-stress.service cpuhp-stress@.service; do
   name=${unit/@./@soak.}
   sed "s|/usr/local/bin/cpuhp-stress|$bin|g" "$src/systemd/$unit" > "$tmp/$name"
@@ -32,6 +51,11 @@ for unit in cpuhp-stress.service cpuhp-stress@.service; do
   prevent=$(sed -n 's/^RestartPreventExitStatus=//p' "$src/systemd/$unit" | tr '\n' ' ')
   if ! grep -qw -- "$rc" <<<"$prevent"; then
     echo "FAIL: $unit restarts a run that finished with failures (exit $rc; RestartPreventExitStatus=$prevent)"
+    status=1
+  fi
+  success=$(sed -n 's/^SuccessExitStatus=//p' "$src/systemd/$unit" | tr '\n' ' ')
+  if ! grep -qw -- "$stop_rc" <<<"$success"; then
+    echo "FAIL: $unit counts a stop by systemd (exit $stop_rc) as a failure (SuccessExitStatus=$success)"
     status=1
   fi
   out=$(cd "$tmp" && systemd-analyze verify --man=no "$tmp/$name" 2>&1) || { echo "FAIL: verify $unit exited non-zero"; status=1; }
