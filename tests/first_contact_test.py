@@ -55,13 +55,21 @@ class FirstContact(unittest.TestCase):
     # ---- 1: no hidden default ends a duration, a sweep or a fault sweep ----
 
     def test_01_duration_is_not_ended_by_the_default_iterations(self):
-        # The README's soak line, one second long.
-        p = self.sim("--pattern", "all", "--cpus", "1-7", "--duration", "1s")
+        # The README's soak line, ten (simulated) seconds long.
+        p = self.sim("--pattern", "all", "--cpus", "1-7", "--duration", "10s")
         self.assertEqual(p.returncode, 0, p.stderr)
         r = self.load()
         self.assertEqual(r["run"]["stop_reason"], "duration")
         self.assertGreater(r["totals"]["ops"], 1000)
         self.assertEqual(r["config"]["iterations"], "auto")
+        # Issue 28 item 7: on sim, --duration is simulated time, the clock of
+        # every number shown ("10.0xx s simulated"), not the loop's wall time
+        # (which ran millions of 2 ms writes in 10 s and said 27544 s).
+        simulated = r["run"]["simulated_elapsed_ns"]
+        self.assertGreaterEqual(simulated, 10_000_000_000)
+        self.assertLess(simulated, 10_000_000_000 + 5_000_000)  # one write more at most
+        self.assertLess(r["totals"]["ops"], 10_000)  # 2-3 ms a modeled write
+        self.assertRegex(p.stdout, r" failed in 10\.0\d\d s simulated ")
 
     def test_01_sweep_measures_every_level(self):
         p = self.sim("--pattern", "sweep", sim_cpus=64)

@@ -120,7 +120,7 @@ class ReportChecksTest(unittest.TestCase):
 
         p = self.render(report, "lava")
         self.assertEqual(p.returncode, 1)
-        self.assertIn(f"lava-test-case {check} --result fail", p.stdout)
+        self.assertIn(f"lava-test-case sim.{check} --result fail", p.stdout)  # a sim run
 
     def test_clean_run_passes_everywhere(self):
         report = self.run_sim(0)
@@ -129,7 +129,7 @@ class ReportChecksTest(unittest.TestCase):
             self.assertEqual(p.returncode, 0, f"{fmt}\n{p.stdout}{p.stderr}")
         p = self.render(report, "lava")
         for check in ("run_completed", "final_report", "cpus_restored"):
-            self.assertIn(f"lava-test-case {check} --result pass", p.stdout)
+            self.assertIn(f"lava-test-case sim.{check} --result pass", p.stdout)
 
     def test_rollbacks_that_failed(self):
         report = self.run_sim(3, pattern="fault_sweep", iterations=0,

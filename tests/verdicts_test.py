@@ -320,9 +320,11 @@ class FormatTest(unittest.TestCase):
             self.assertRegex(line, echo if line.startswith("echo ") else pat)
         for line in cases:
             self.assertNotIn(" ", line.split(" ")[1])
-        self.assertIn("echo 'FAIL compare_offline.p50: offline.p50: ", p.stdout)
-        self.assertIn("lava-test-case compare_offline.p50 --result fail --measurement", p.stdout)
-        self.assertRegex(p.stdout, r"lava-test-case offline_p50 --result pass --measurement "
+        # Sim reports: every case is sim.<check> (issue 28 item 7).
+        self.assertIn("echo 'FAIL sim.compare_offline.p50: offline.p50: ", p.stdout)
+        self.assertIn("lava-test-case sim.compare_offline.p50 --result fail --measurement",
+                      p.stdout)
+        self.assertRegex(p.stdout, r"lava-test-case sim.offline_p50 --result pass --measurement "
                                    r"[0-9.]+ --units ms\n")
 
     def test_html_structure_and_data_points(self):

@@ -17,7 +17,9 @@
 #   report         cpuhp-stress report produced its test cases
 #   <checks>       one per check and measurement of the report (report --format
 #                  lava: no_operation_errors, faults_rolled_back, run_completed,
-#                  cpus_restored, offline_p50, ..., compare_* with a baseline)
+#                  cpus_restored, offline_p50, ..., compare_* with a baseline;
+#                  a sim backend run's are named sim.<check>: never charted
+#                  with measured ones)
 #   cpus_online    every CPU online at the start is online at the end
 # A stage that cannot run because an earlier one failed is recorded as skip.
 set -u

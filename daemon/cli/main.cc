@@ -110,14 +110,18 @@ int main(int argc, char** argv) {
   run->add_option("-n,--iterations", iterations,
                   "Operations (writes to an online file); 0 = no limit; auto (default): 1000, "
                   "or no limit with --duration, sweep and fault_sweep");
-  run->add_option("-d,--duration", duration, "Stop after this long: 24h, 90m, 30s; 0 = no limit");
+  run->add_option("-d,--duration", duration,
+                  "Stop after this long: 24h, 90m, 30s; 0 = no limit. Wall time on "
+                  "sysfs; simulated time on --backend sim (24h there takes seconds)");
   run->add_option("--interval", interval, "Pause between operations: 20ms, 1s");
   run->add_option("--seed", seed, "Seed (default: random, recorded)");
   run->add_option("--min-online", min_online, "Never fewer online CPUs (>= 1)");
   run->add_option("-o,--output,-r,--report", report, "Report path (JSON)");
   bool force = false;
   run->add_flag("--force", force, "Overwrite an existing report");
-  run->add_option("--oplog", oplog, "Also stream every operation to this JSON Lines file");
+  run->add_option("--oplog", oplog,
+                  "Also stream every operation to this JSON Lines file (sim backend: "
+                  "\"simulated\":true on every line)");
   run->add_option("--state-dir", state_dir,
                   "State directory (default $STATE_DIRECTORY or /var/lib/cpuhp-stress)");
   run->add_option("--sysfs-root", sysfs_root,
@@ -242,7 +246,8 @@ int main(int argc, char** argv) {
   report_cmd->add_option("-t,--threshold", rep_thresholds, "With --baseline: as for compare");
   report_cmd->add_option("--origin", rep_origin, "kcidb: origin (default cpuhp_stress)");
   report_cmd->add_option("--build-id", rep_build_id,
-                         "kcidb: build_id (default <origin>:<kernel release>)");
+                         "kcidb: build_id (default <origin>:<kernel release>; a sim report's "
+                         "<origin>:sim.<host kernel release>)");
 
   // CLI11 would only say "A subcommand is required": name the word at fault.
   const std::string first = argc > 1 ? argv[1] : "";

@@ -179,6 +179,7 @@ int BuildSources(const RunPlan& p, const std::vector<TimingSource*>& given, RunS
 int OpenRunState(RunPlan* p) {
   std::string err, warning;
   const Config& cfg = p->cfg;
+  p->oplog.set_simulated(p->sim);
   if (!cfg.oplog.empty() &&
       !(p->soak->resuming() ? p->oplog.OpenAt(cfg.oplog, p->soak->oplog_position(), &err, &warning)
                             : p->oplog.Open(cfg.oplog, &err))) {
@@ -350,6 +351,8 @@ RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
   ProgressLine progress(
       cfg.progress == ProgressMode::kAlways || (cfg.progress == ProgressMode::kAuto && tty),
       IterationLimit(cfg), cfg.duration_ns);
+  if (p->sim)
+    progress.set_simulated_clock(p->ctl->clock(), SimClock::kStartNs);
   auto interim_report = [&] {
     ReportInputs in = CommonReportInputs(*p, *runner);
     in.timing_sources = s->reports;
@@ -513,10 +516,14 @@ int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* 
     return code;
   StartSources(&src);
   const Config& c = plan.cfg;
+  RunLimits limits{IterationLimit(c), c.duration_ns, c.stop_on_error, c.interval_ns,
+                   static_cast<uint32_t>(c.lost_cpu_after)};
+  if (plan.sim) {  // --duration is the sim clock's time, as every number shown
+    limits.duration_clock = plan.ctl->clock();
+    limits.duration_zero_ns = SimClock::kStartNs;
+  }
   Runner runner(plan.ctl.get(), plan.schedule.get(), plan.state, plan.stats.get(), src.running,
-                plan.oplog.is_open() ? &plan.oplog : nullptr,
-                RunLimits{IterationLimit(c), c.duration_ns, c.stop_on_error, c.interval_ns,
-                          static_cast<uint32_t>(c.lost_cpu_after)});
+                plan.oplog.is_open() ? &plan.oplog : nullptr, limits);
   RunResult run;
   try {
     run = RunOperations(&plan, &src, &runner, stop);

@@ -69,6 +69,26 @@ TEST_F(CommandsTest, SameSeedSameOperationLog) {
   EXPECT_EQ(Report()["config"]["seed"], 7);
 }
 
+// A line of a sim run's operation log, read alone (grep, a rotated file, a
+// resumed log), still says it is no measurement; a real run's lines do not.
+TEST_F(CommandsTest, EveryLineOfASimOperationLogSaysSimulated) {
+  cfg_.iterations = 30;
+  for (const char* backend : {"sim", "sysfs"}) {
+    cfg_.backend = backend;
+    cfg_.oplog = dir_ + "/" + backend + ".jsonl";
+    ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+    std::ifstream f(cfg_.oplog);
+    int lines = 0, marked = 0;
+    for (std::string line; std::getline(f, line); ++lines) {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      EXPECT_TRUE(j.contains("duration_ns")) << line;  // the fields it always had
+      marked += j.value("simulated", false);
+    }
+    EXPECT_EQ(lines, 30) << backend;
+    EXPECT_EQ(marked, backend == std::string("sim") ? 30 : 0) << backend;
+  }
+}
+
 TEST_F(CommandsTest, UnwritableReportDirectoryIsRefusedBeforeAnyOperation) {
   cfg_.report = dir_ + "/missing/dir/report.json";
   cfg_.oplog = dir_ + "/ops.jsonl";

@@ -281,6 +281,15 @@ json CompareJson(const Comparison& c) {
               {"notes", c.notes},
               {"regressions", c.regressions()},
               {"improvements", c.improvements()}};
+  // One field a consumer tests before it trusts any number above: modeled
+  // latencies (the sim backend) on either side, and which.
+  json simulated_sides = json::array();
+  if (c.base.simulated)
+    simulated_sides.push_back("baseline");
+  if (c.cand.simulated)
+    simulated_sides.push_back("candidate");
+  out["simulated"] = !simulated_sides.empty();
+  out["simulated_sides"] = std::move(simulated_sides);
   if (boots) {
     out["baseline_boots"] = c.base.boots;
     out["candidate_boots"] = c.cand.boots;

@@ -43,5 +43,23 @@ TEST(CompareTest, TextFitsEightyColumnsWithKernelsAndFootnotes) {
       << text;
 }
 
+// A script reading `compare --format json` learns from one top-level field
+// that the numbers are a model's, and from which side.
+TEST(CompareTest, JsonSaysWhichSideIsSimulated) {
+  SyntheticSpec b, c;
+  Comparison r = CompareSynthetic(b, c);  // synthetic reports are sim's
+  EXPECT_TRUE(r.base.simulated && r.cand.simulated);
+  EXPECT_EQ(CompareJson(r)["simulated_sides"], nlohmann::json({"baseline", "candidate"}));
+  r.base.simulated = r.cand.simulated = false;
+  nlohmann::json j = CompareJson(r);
+  EXPECT_EQ(j["simulated"], false);
+  EXPECT_EQ(j["simulated_sides"], nlohmann::json::array());
+  r.cand.simulated = true;
+  j = CompareJson(r);
+  EXPECT_EQ(j["simulated"], true);
+  EXPECT_EQ(j["simulated_sides"], nlohmann::json({"candidate"}));
+  EXPECT_TRUE(j.contains("rows") && j.contains("regressions"));  // nothing else moved
+}
+
 }  // namespace
 }  // namespace cpuhp

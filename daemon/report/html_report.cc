@@ -142,7 +142,8 @@ constexpr const char* kBaselineColor = "#9c9c9c";
 std::string BaselineName(const ReportOptions& opts) {
   const json& b = *opts.baseline;
   return (opts.baseline_path.empty() ? "baseline" : opts.baseline_path) + " (" +
-         Str(Get(b, "host"), "kernel_release", "?") + ", " +
+         Str(Get(b, "host"), "kernel_release", "?") +
+         (report_json::IsSimulated(b) ? " SIMULATED" : "") + ", " +
          Count(U64(Get(b, "totals"), "ops"), "operation") + ")";
 }
 
@@ -608,7 +609,7 @@ std::string FormatHtml(const json& report, const ReportOptions& opts) {
   const json& host = Get(report, "host");
   const json& run = Get(report, "run");
   const json& totals = Get(report, "totals");
-  const bool sim = Str(run, "clock") == "simulated";
+  const bool sim = report_json::IsSimulated(report);
   // A sim run toggled no CPU of this kernel: the title does not name it.
   std::string title = sim ? "SIMULATED cpuhp-stress: sim backend on " + Str(host, "hostname", "?")
                           : "cpuhp-stress: " + Str(host, "kernel_release", "?") + " on " +
@@ -619,15 +620,24 @@ std::string FormatHtml(const json& report, const ReportOptions& opts) {
       "<title>" +
       Esc(title) + "</title>\n<style>" + kStyle + "</style></head>\n<body>\n";
   out += "<h1>" + Esc(title) + "</h1>\n";
+  // A sim run's operations took simulated time (the loop's wall time says
+  // nothing about them), and its kernel line names the model, not the host.
+  const std::string machine = sim ? "Kernel SIMULATED (the model ran on the host's " +
+                                        Str(host, "kernel_release", "?") + ", " +
+                                        Str(host, "cpu_model", "?") + ")"
+                                  : Str(host, "cpu_model", "?");
+  const std::string took =
+      sim ? Fmt("%.3f s simulated (%.1f s of wall time)", Num(run, "simulated_elapsed_ns") / 1e9,
+                Num(run, "elapsed_ns") / 1e9)
+          : Fmt("%.1f s", Num(run, "elapsed_ns") / 1e9);
   out += Fmt("<p class=\"meta\">%s, CPUs %s (backend %s), pattern %s, %" PRIu64
-             " operations (%" PRIu64 " failed) in %.1f s, %s to %s, clock %s, report %s</p>\n",
-             Esc(Str(host, "cpu_model", "?")).c_str(),
-             Esc(Str(Get(report, "cpus"), "selected", "?")).c_str(),
+             " operations (%" PRIu64 " failed) in %s, %s to %s, clock %s, report %s</p>\n",
+             Esc(machine).c_str(), Esc(Str(Get(report, "cpus"), "selected", "?")).c_str(),
              Esc(Str(Get(report, "cpus"), "backend", "?")).c_str(),
              Esc(Str(Get(report, "config"), "pattern", "?")).c_str(), U64(totals, "ops"),
-             U64(totals, "failed"), Num(run, "elapsed_ns") / 1e9,
-             Esc(Str(run, "started_at")).c_str(), Esc(Str(run, "ended_at")).c_str(),
-             Esc(Str(run, "clock")).c_str(), Esc(opts.report_path).c_str());
+             U64(totals, "failed"), Esc(took).c_str(), Esc(Str(run, "started_at")).c_str(),
+             Esc(Str(run, "ended_at")).c_str(), Esc(Str(run, "clock")).c_str(),
+             Esc(opts.report_path).c_str());
   if (opts.baseline)
     out += "<p class=\"meta\">Compared with the baseline " + Esc(BaselineName(opts)) + ".</p>\n";
 

@@ -152,9 +152,13 @@ std::string HeaderLine(const json& report) {
         "SIMULATED run (sim backend): modeled latencies, simulated time; no real CPU "
         "was touched\n";
   auto seed = report.find("seed");
-  std::string kernel = sim ? "(host, not measured)" : Str(host, "kernel_release", "?");
+  // A sim report's kernel is the model: the host's is named only as the
+  // machine that ran it.
+  std::string kernel = Str(host, "kernel_release", "?");
   if (const std::string arch = Str(host, "arch", ""); !arch.empty())
     kernel += " " + arch;
+  if (sim)
+    kernel = "SIMULATED (the model ran on the host's " + kernel + ")";
   out += Printf("kernel %s, CPUs %s, pattern %s, seed %s, backend %s\n", kernel.c_str(),
                 Str(cpus, "selected", "?").c_str(), Str(config, "pattern", "?").c_str(),
                 seed != report.end() && seed->is_number() ? seed->dump().c_str() : "?",

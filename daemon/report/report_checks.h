@@ -76,7 +76,7 @@ struct ReportOptions {
   // rendered); ReportChecks computes it otherwise.
   std::shared_ptr<const Comparison> comparison;
   std::string kcidb_origin = "cpuhp_stress";
-  std::string kcidb_build_id;  // default "<origin>:<kernel release>"
+  std::string kcidb_build_id;  // default "<origin>:<kernel release>", "<origin>:sim.<...>" for sim
 };
 
 std::vector<ReportCheck> ReportChecks(const nlohmann::json& report, const ReportOptions& opts);

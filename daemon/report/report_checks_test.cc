@@ -225,7 +225,8 @@ std::map<std::string, Names> FailedByFormat(const json& r, const ReportOptions& 
   for (const json& t : kcidb_json["tests"])
     if (t["status"] == "FAIL")
       kcidb.insert(t["path"].get<std::string>().substr(std::string("cpuhp_stress.").size()));
-  by["lava"] = Matches(FormatLava(r, o), R"(^lava-test-case (\S+) --result fail)");
+  // A sim report's cases are sim.<check>.
+  by["lava"] = Matches(FormatLava(r, o), R"(^lava-test-case (?:sim\.)?(\S+) --result fail)");
   by["html"] = Matches(FormatHtml(r, o), R"(<tr><td>([^<]+)</td><td class="fail">FAIL</td>)");
   Names decided;
   for (const ReportCheck& c : ReportChecks(r, o))

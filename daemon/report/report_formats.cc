@@ -24,6 +24,7 @@ using nlohmann::json;
 
 using report_json::Fmt;
 using report_json::Get;
+using report_json::IsSimulated;
 using report_json::MarkdownCell;
 using report_json::Path;
 using report_json::Str;
@@ -135,19 +136,24 @@ std::string FormatText(const json& report, const ReportOptions& opts) {
 std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
   const json& host = Get(report, "host");
   std::string out = "## cpuhp-stress report\n\n";
-  if (Str(Get(report, "run"), "clock") == "simulated")
+  const bool sim = IsSimulated(report);
+  if (sim)
     out += MarkdownWrap(
                Fmt("**SIMULATED** run (sim backend): modeled latencies, %.3f s of simulated "
                    "time; the machine below only ran the model.",
                    static_cast<double>(U64(Get(report, "run"), "simulated_elapsed_ns")) / 1e9),
                "", "") +
            "\n";
-  out += MarkdownWrap("Kernel `" + Str(host, "kernel_release", "?") + "` on " +
-                          MarkdownCell(Str(host, "cpu_model", "?")) + ", CPUs " +
-                          Str(Get(report, "cpus"), "selected", "?") + ", " +
-                          std::to_string(U64(Get(report, "totals"), "ops")) +
-                          " operations, clock " + Str(Get(report, "run"), "clock", "?") + ".",
-                      "", "");
+  // A sim report's kernel line names the model; the host only ran it.
+  const std::string release = "`" + Str(host, "kernel_release", "?") + "`";
+  const std::string cpu_model = MarkdownCell(Str(host, "cpu_model", "?"));
+  out += MarkdownWrap(
+      (sim ? "Kernel **SIMULATED** (the model ran on the host's " + release + ", " + cpu_model + ")"
+           : "Kernel " + release + " on " + cpu_model) +
+          ", CPUs " + Str(Get(report, "cpus"), "selected", "?") + ", " +
+          std::to_string(U64(Get(report, "totals"), "ops")) + " operations, clock " +
+          Str(Get(report, "run"), "clock", "?") + ".",
+      "", "");
   for (const char* dir : kDirs) {
     out += std::string("\n### ") + dir + " latency (ms)\n\n";
     out += "| online CPUs | ops | p50 | p99 | max |\n|---:|---:|---:|---:|---:|\n";
@@ -205,6 +211,7 @@ std::string FormatJunit(const json& report, const ReportOptions& opts) {
            {"kernel_release", Str(Get(report, "host"), "kernel_release")},
            {"cpus", Str(Get(report, "cpus"), "selected")},
            {"clock", Str(Get(report, "run"), "clock")},
+           {"simulated", IsSimulated(report) ? "true" : "false"},
            {"report", opts.report_path}})
     out += "      <property name=\"" + k + "\" value=\"" + XmlEscape(v) + "\"/>\n";
   out += "    </properties>\n";
@@ -229,8 +236,12 @@ std::string FormatJunit(const json& report, const ReportOptions& opts) {
 json FormatKcidb(const json& report, const ReportOptions& opts) {
   std::string origin = opts.kcidb_origin;
   std::string release = Str(Get(report, "host"), "kernel_release", "unknown");
-  std::string build_id =
-      opts.kcidb_build_id.empty() ? origin + ":" + SafeName(release) : opts.kcidb_build_id;
+  // A sim run built and measured no kernel: its default build id says sim
+  // before the host's release, so it never files under a real build.
+  const bool sim = IsSimulated(report);
+  std::string build_id = opts.kcidb_build_id.empty()
+                             ? origin + ":" + (sim ? "sim." : "") + SafeName(release)
+                             : opts.kcidb_build_id;
   std::string run_id = Str(Get(report, "run"), "started_at", "run");
   std::string boot = Str(Get(report, "host"), "boot_id");
   std::string run_key = SafeName(boot.empty() ? run_id : boot + "." + run_id);
@@ -249,11 +260,13 @@ json FormatKcidb(const json& report, const ReportOptions& opts) {
                {{"comment", Str(Get(report, "host"), "hostname", "unknown")},
                 {"misc",
                  {{"cpu_model", Str(Get(report, "host"), "cpu_model", "unknown")},
-                  {"arch", Str(Get(report, "host"), "arch", "unknown")}}}}},
+                  {"arch", Str(Get(report, "host"), "arch", "unknown")},
+                  {"simulated", sim}}}}},
               {"misc",
                {{"cpus", Str(Get(report, "cpus"), "selected")},
                 {"clock", Str(Get(report, "run"), "clock")},
-                {"kernel_release", release}}}};
+                {"kernel_release", release},
+                {"simulated", sim}}}};
     std::string start = Str(Get(report, "run"), "started_at");
     if (!start.empty())
       t["start_time"] = start;
@@ -270,6 +283,9 @@ json FormatKcidb(const json& report, const ReportOptions& opts) {
 
 std::string FormatLava(const json& report, const ReportOptions& opts) {
   std::string out;
+  // A sim run's cases are named sim.<check>: a LAVA query or chart keyed by
+  // case name never mixes modeled latencies with measured ones.
+  const std::string prefix = IsSimulated(report) ? "sim." : "";
   for (const ReportCheck& c : ReportChecks(report, opts)) {
     // A test case carries no message: why it failed is echoed into the log
     // just before it, as one shell-quoted line.
@@ -277,9 +293,9 @@ std::string FormatLava(const json& report, const ReportOptions& opts) {
       std::string quoted;
       for (char ch : TermSafe(c.name + ": " + c.message))
         quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-      out += "echo 'FAIL " + quoted + "'\n";
+      out += "echo 'FAIL " + prefix + quoted + "'\n";
     }
-    out += "lava-test-case " + SafeName(c.name) + " --result " +
+    out += "lava-test-case " + prefix + SafeName(c.name) + " --result " +
            (c.skipped                 ? "skip"
             : !c.is_verdict || c.pass ? "pass"
                                       : "fail");

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "report/compare.h"
+#include "report/html_report.h"
 #include "testing/synthetic_report.h"
 
 namespace cpuhp {
@@ -59,7 +60,7 @@ TEST(ReportFormatsTest, HowTheRunEnded) {
     EXPECT_NE(c->message.find(std::string("stopped by ") + reason + ": cpu2 lost"),
               std::string::npos)
         << c->message;
-    EXPECT_NE(FormatLava(r, o).find("lava-test-case run_completed --result fail"),
+    EXPECT_NE(FormatLava(r, o).find("lava-test-case sim.run_completed --result fail"),
               std::string::npos);
   }
   // A run given no limit ends by a signal (systemctl stop): its target.
@@ -207,6 +208,75 @@ TEST(ReportFormatsTest, FailuresLimitsHealthAndBaseline) {
   // JUnit counts the failures.
   std::string junit = FormatJunit(r, o);
   EXPECT_NE(junit.find("failures=\"" + std::to_string(fails) + "\""), std::string::npos);
+}
+
+// Issue 28 item 7: a sim report never passes for a measurement of the host's
+// kernel in any format; the real run's renderings are as before.
+TEST(ReportFormatsTest, ASimReportIsMarkedInEveryFormat) {
+  ReportOptions o;
+  json sim = SyntheticReport(SyntheticSpec{});  // backend sim: clock "simulated"
+  sim["run"]["simulated_elapsed_ns"] = 27544987000000ull;
+  json real = sim;
+  real["run"]["clock"] = "CLOCK_MONOTONIC";
+  real["run"]["simulated_elapsed_ns"] = nullptr;
+
+  // The kernel line: text, Markdown, HTML.
+  EXPECT_NE(FormatText(sim, o).find("kernel SIMULATED (the model ran on the host's 6.1.0-test "
+                                    "x86_64), CPUs 1-3"),
+            std::string::npos)
+      << FormatText(sim, o);
+  EXPECT_NE(FormatText(real, o).find("kernel 6.1.0-test x86_64, CPUs 1-3"), std::string::npos);
+  const std::string md = FormatMarkdown(sim, o);
+  EXPECT_NE(md.find("Kernel **SIMULATED** (the model ran on the host's `6.1.0-test`, Test CPU)"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("Kernel `6.1.0-test`"), std::string::npos) << md;
+  EXPECT_NE(FormatMarkdown(real, o).find("Kernel `6.1.0-test` on Test CPU, CPUs 1-3"),
+            std::string::npos);
+  // The HTML header: the model's kernel, and the simulated time the
+  // operations took (not the loop's 10 s of wall time).
+  const std::string html = FormatHtml(sim, o);
+  EXPECT_NE(html.find("<p class=\"meta\">Kernel SIMULATED (the model ran on the host&#39;s "
+                      "6.1.0-test, Test CPU), CPUs 1-3"),
+            std::string::npos)
+      << html.substr(0, 1500);
+  EXPECT_NE(html.find(" operations (0 failed) in 27544.987 s simulated (10.0 s of wall time), "),
+            std::string::npos);
+  EXPECT_NE(FormatHtml(real, o).find(" operations (0 failed) in 10.0 s, "), std::string::npos);
+
+  // KCIDB: the default build id says sim, and every test's misc says so.
+  const json k = FormatKcidb(sim, o);
+  ASSERT_FALSE(k["tests"].empty());
+  for (const json& t : k["tests"]) {
+    EXPECT_EQ(t["build_id"], "cpuhp_stress:sim.6.1.0-test");
+    EXPECT_EQ(t["misc"]["simulated"], true);
+    EXPECT_EQ(t["environment"]["misc"]["simulated"], true);
+  }
+  const json real_kcidb = FormatKcidb(real, o);
+  for (const json& t : real_kcidb["tests"]) {
+    EXPECT_EQ(t["build_id"], "cpuhp_stress:6.1.0-test");
+    EXPECT_EQ(t["misc"]["simulated"], false);
+  }
+  o.kcidb_build_id = "lab:my-build";  // a build id given is kept as given
+  EXPECT_EQ(FormatKcidb(sim, o)["tests"][0]["build_id"], "lab:my-build");
+
+  // LAVA: every case of a sim report, measurements first of all, is
+  // sim.<check>; a real report's are not.
+  std::istringstream lava(FormatLava(sim, o));
+  int cases = 0;
+  for (std::string line; std::getline(lava, line);)
+    if (line.rfind("lava-test-case ", 0) == 0) {
+      EXPECT_EQ(line.rfind("lava-test-case sim.", 0), 0u) << line;
+      cases++;
+    }
+  EXPECT_EQ(cases, static_cast<int>(ReportChecks(sim, o).size()));
+  EXPECT_NE(FormatLava(sim, o).find("lava-test-case sim.offline_p50 --result pass --measurement "),
+            std::string::npos);
+  EXPECT_NE(FormatLava(real, o).find("lava-test-case offline_p50 --result pass --measurement "),
+            std::string::npos);
+  EXPECT_EQ(FormatLava(real, o).find("sim."), std::string::npos);
+  EXPECT_NE(FormatJunit(sim, o).find("<property name=\"simulated\" value=\"true\"/>"),
+            std::string::npos);
 }
 
 // A real cpu1 run with an injected "WARNING:" kernel log line.

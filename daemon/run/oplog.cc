@@ -36,7 +36,7 @@ std::FILE* OpenNoFollow(const std::string& path, bool append) {
   return f;
 }
 
-int FormatLine(const OpRecord& r, char* out, size_t size) {
+int FormatLine(const OpRecord& r, bool simulated, char* out, size_t size) {
   int n = snprintf(out, size,
                    "{\"i\":%" PRIu64 ",\"cpu\":%d,\"dir\":\"%s\",\"start_ns\":%" PRIu64
                    ",\"duration_ns\":%" PRIu64 ",\"errno\":%d",
@@ -46,8 +46,9 @@ int FormatLine(const OpRecord& r, char* out, size_t size) {
     n += snprintf(out + n, size - static_cast<size_t>(n), ",\"error\":\"%s\"",
                   ErrnoName(r.err).c_str());
   n += snprintf(out + n, size - static_cast<size_t>(n),
-                ",\"online_before\":%d,\"readback_ok\":%s%s}\n", r.online_before,
-                r.readback_ok ? "true" : "false", r.setup ? ",\"setup\":true" : "");
+                ",\"online_before\":%d,\"readback_ok\":%s%s%s}\n", r.online_before,
+                r.readback_ok ? "true" : "false", r.setup ? ",\"setup\":true" : "",
+                simulated ? ",\"simulated\":true" : "");
   return n;
 }
 
@@ -86,7 +87,7 @@ bool OpLog::Open(const std::string& path, std::string* err) {
 
 bool OpLog::Append(const OpRecord& rec, std::string* err) {
   char line[320];
-  int n = FormatLine(rec, line, sizeof(line));
+  int n = FormatLine(rec, simulated_, line, sizeof(line));
   if (std::fwrite(line, 1, static_cast<size_t>(n), f_) != static_cast<size_t>(n)) {
     *err = path_ + ": write: " + strerror(errno);
     return false;
@@ -204,9 +205,9 @@ bool OpLog::Close(std::string* err) {
   return ok;
 }
 
-std::string OpLog::Format(const OpRecord& rec) {
+std::string OpLog::Format(const OpRecord& rec, bool simulated) {
   char line[320];
-  int n = FormatLine(rec, line, sizeof(line));
+  int n = FormatLine(rec, simulated, line, sizeof(line));
   return std::string(line, static_cast<size_t>(n - 1));
 }
 

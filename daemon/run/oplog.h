@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 // The optional raw operation log: one JSON object per line (OpRecordToJson's
-// fields), streamed through a large buffer. Formatted by hand: at a million
+// fields), streamed through a large buffer. A sim backend's log says so on
+// every line ("simulated":true): a line read alone, or a log rotated or
+// resumed, is never taken for a measurement. Formatted by hand: at a million
 // simulated operations per second a JSON DOM per line would be the bottleneck.
 #pragma once
 
@@ -15,6 +17,8 @@ class OpLog {
  public:
   OpLog() = default;
   ~OpLog();
+  // Every line written from here on carries "simulated":true (sim backend).
+  void set_simulated(bool simulated) { simulated_ = simulated; }
   OpLog(const OpLog&) = delete;
   OpLog& operator=(const OpLog&) = delete;
 
@@ -55,7 +59,7 @@ class OpLog {
   uint64_t truncations() const { return truncations_; }
 
   // The line Append writes, without the newline (for tests).
-  static std::string Format(const OpRecord& rec);
+  static std::string Format(const OpRecord& rec, bool simulated = false);
 
  private:
   // Takes `f` (opened on `path`): its identity, its length, the buffer.
@@ -68,6 +72,7 @@ class OpLog {
   uint64_t truncations_ = 0;
   uint64_t dev_ = 0;
   uint64_t ino_ = 0;
+  bool simulated_ = false;
 };
 
 }  // namespace cpuhp

@@ -74,15 +74,21 @@ ProgressLine::~ProgressLine() {
 }
 
 std::string ProgressLine::Format(const RunStats& stats, uint64_t elapsed_ns,
-                                 const ScheduleProgress* schedule) const {
+                                 const ScheduleProgress* schedule,
+                                 const uint64_t* simulated_ns) const {
   const uint64_t ops = stats.ops();
   const double secs = static_cast<double>(elapsed_ns) / 1e9;
-  const double rate = secs > 0 ? static_cast<double>(ops) / secs : 0;
+  const double rate = secs > 0 ? static_cast<double>(ops) / secs : 0;  // wall: for the ETA
+  const double sim_secs = simulated_ns ? static_cast<double>(*simulated_ns) / 1e9 : 0;
   std::string s = std::to_string(ops);
   if (target_ops_)
     s += "/" + std::to_string(target_ops_);
-  char b[64];
-  snprintf(b, sizeof(b), " ops  %.1f ops/s", rate);
+  char b[96];
+  if (simulated_ns)
+    snprintf(b, sizeof(b), " ops  %.3f s simulated, %.1f ops/s simulated", sim_secs,
+             sim_secs > 0 ? static_cast<double>(ops) / sim_secs : 0);
+  else
+    snprintf(b, sizeof(b), " ops  %.1f ops/s", rate);
   s += b;
   s += "  p99 offline " + P99(stats.by_direction(Direction::kOffline)) + " online " +
        P99(stats.by_direction(Direction::kOnline));
@@ -102,12 +108,18 @@ std::string ProgressLine::Format(const RunStats& stats, uint64_t elapsed_ns,
             static_cast<double>(schedule->done);
   }
   if (duration_ns_) {
-    double left = static_cast<double>(duration_ns_ - std::min(duration_ns_, elapsed_ns)) / 1e9;
-    eta = eta < 0 ? left : std::min(eta, left);
+    // The duration counts the sim clock on sim: its time left, at the
+    // simulated seconds per wall second so far, in wall time.
+    const uint64_t used = simulated_ns ? *simulated_ns : elapsed_ns;
+    double left = static_cast<double>(duration_ns_ - std::min(duration_ns_, used)) / 1e9;
+    if (simulated_ns)
+      left = sim_secs > 0 ? left * secs / sim_secs : -1;
+    if (left >= 0)
+      eta = eta < 0 ? left : std::min(eta, left);
   }
   if (eta >= 0)
     s += "  ETA " + Hms(static_cast<uint64_t>(eta + 0.5));
-  return s;
+  return simulated_ns ? "SIMULATED  " + s : s;
 }
 
 void ProgressLine::Update(const RunStats& stats, const ScheduleProgress* schedule) {
@@ -117,7 +129,9 @@ void ProgressLine::Update(const RunStats& stats, const ScheduleProgress* schedul
   std::lock_guard<std::mutex> lock(g_mu);
   if (drawn_ && now - last_draw_ns_ < 500000000ull)
     return;
-  const std::string line = Format(stats, now - start_ns_, schedule);
+  const uint64_t simulated_ns = sim_clock_ ? sim_clock_->NowNs() - sim_zero_ns_ : 0;
+  const std::string line =
+      Format(stats, now - start_ns_, schedule, sim_clock_ ? &simulated_ns : nullptr);
   last_draw_ns_ = now;
   drawn_ = true;
   std::fprintf(out_, "\r%s\x1b[K", line.c_str());

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 // The live progress line on a terminal: ops done/target, ops/s, current p99
 // per direction, ETA. Redrawn at most twice a second; silent when disabled.
+// A sim run's line starts SIMULATED and shows the simulated time and rate
+// (the clock of its latencies and of --duration); the ETA is wall time.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,7 @@
 
 #include <spdlog/sinks/sink.h>
 
+#include "machine/cpu_control.h"
 #include "run/schedule.h"
 #include "stats/run_stats.h"
 
@@ -25,10 +28,18 @@ class ProgressLine {
   // draws it again. Called by the log sink (ProgressAwareSink).
   void Clear();
   void ClearLocked();  // Clear with the sink's lock held
+  // The sim backend's clock (time since `zero_ns`: simulated time over the
+  // run), read by Update on the runner's thread.
+  void set_simulated_clock(Clock* clock, uint64_t zero_ns) {
+    sim_clock_ = clock;
+    sim_zero_ns_ = zero_ns;
+  }
 
-  // The text of the line for `ops` done after `elapsed_ns` (for tests).
+  // The text of the line for `ops` done after `elapsed_ns` of wall time and,
+  // on the sim backend, `*simulated_ns` of simulated time (for tests).
   std::string Format(const RunStats& stats, uint64_t elapsed_ns,
-                     const ScheduleProgress* schedule = nullptr) const;
+                     const ScheduleProgress* schedule = nullptr,
+                     const uint64_t* simulated_ns = nullptr) const;
 
  private:
   bool enabled_;
@@ -38,6 +49,8 @@ class ProgressLine {
   uint64_t start_ns_;
   uint64_t last_draw_ns_ = 0;
   bool drawn_ = false;
+  Clock* sim_clock_ = nullptr;
+  uint64_t sim_zero_ns_ = 0;
 };
 
 // A log sink that clears the progress line in use (if any) before each

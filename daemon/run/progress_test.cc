@@ -48,6 +48,34 @@ TEST(ProgressLineTest, SweepShowsLevelAndEtaOfItsOwnEnd) {
             "ETA 0:00:03");
 }
 
+// Issue 28 item 7: a sim run's line shows the simulated time and rate (the
+// clock of its latencies and of --duration), marked, never the loop's wall
+// rate as if it were the kernel's; the ETA is the wall time left.
+TEST(ProgressLineTest, ASimRunShowsSimulatedTimeAndRate) {
+  ProgressLine p(false, 0, 24ull * 3600 * 1000000000ull);  // --duration 24h
+  const uint64_t simulated_ns = 3600ull * 1000000000ull;   // 1 h of the model's time
+  EXPECT_EQ(p.Format(StatsWith(1000), 1000000000ull, nullptr, &simulated_ns),
+            "SIMULATED  1000 ops  3600.000 s simulated, 0.3 ops/s simulated  p99 offline 4.000 ms "
+            "online 1.000 ms  ETA 0:00:23");
+
+  class Fixed : public Clock {
+   public:
+    uint64_t NowNs() override { return 5000000000ull; }
+  } sim_clock;
+  std::FILE* out = std::tmpfile();
+  ProgressLine drawn(true, 0, 0, out);
+  drawn.set_simulated_clock(&sim_clock, 1000000000ull);
+  drawn.Update(StatsWith(8));
+  drawn.Finish();
+  std::rewind(out);
+  char buf[512] = {};
+  ASSERT_GT(std::fread(buf, 1, sizeof(buf) - 1, out), 0u);
+  std::fclose(out);
+  EXPECT_NE(std::string(buf).find("\rSIMULATED  8 ops  4.000 s simulated, 2.0 ops/s simulated  "),
+            std::string::npos)
+      << buf;
+}
+
 // A log line clears the progress line first: never "ETA 0:00:03cpuhp-stress:
 // warning: ..." on one terminal line.
 TEST(ProgressLineTest, LogLinesStartOnAClearedLine) {

@@ -12,6 +12,11 @@ uint64_t Runner::elapsed_ns() const {
   return elapsed_before_ns_ + (running_ ? MonotonicClock()->NowNs() : ended_ns_) - started_ns_;
 }
 
+uint64_t Runner::duration_elapsed_ns() const {
+  return limits_.duration_clock ? limits_.duration_clock->NowNs() - limits_.duration_zero_ns
+                                : elapsed_ns();
+}
+
 bool Runner::SourceWantsStop(RunOutcome* out) {
   std::string why;
   for (TimingSource* s : sources_) {
@@ -65,7 +70,10 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       break;
     }
     const uint64_t now_ns = wall->NowNs();
-    if (limits_.duration_ns && elapsed_before_ns_ + now_ns - started_ns >= limits_.duration_ns) {
+    const uint64_t used_ns = limits_.duration_clock
+                                 ? limits_.duration_clock->NowNs() - limits_.duration_zero_ns
+                                 : elapsed_before_ns_ + now_ns - started_ns;
+    if (limits_.duration_ns && used_ns >= limits_.duration_ns) {
       out.stop_reason = "duration";
       break;
     }

@@ -20,7 +20,7 @@ namespace cpuhp {
 
 struct RunLimits {
   uint64_t iterations = 0;   // 0: no limit
-  uint64_t duration_ns = 0;  // 0: no limit (wall time, CLOCK_MONOTONIC)
+  uint64_t duration_ns = 0;  // 0: no limit; counted on duration_clock
   bool stop_on_error = false;
   uint64_t interval_ns = 0;
   // A CPU whose online writes fail this many times in a row is lost (x86:
@@ -28,6 +28,13 @@ struct RunLimits {
   // stops with stop_reason "error" instead of timing the same failure for the
   // rest of a soak. 0: never.
   uint32_t lost_cpu_after = 3;
+  // What `duration_ns` counts. Null: wall time (CLOCK_MONOTONIC) over the
+  // run and its resumed segments. The sim backend gives its clock: the limit
+  // is then simulated time, the clock of every number the run reports (that
+  // clock is checkpointed, so its time since `duration_zero_ns` spans every
+  // segment). `--duration 24h` on sim ends after 24 h of the model's time.
+  Clock* duration_clock = nullptr;
+  uint64_t duration_zero_ns = 0;
 };
 
 struct RunOutcome {
@@ -96,6 +103,10 @@ class Runner {
   // index), and the run's elapsed time including resumed segments.
   uint64_t next_index() const { return index_; }
   uint64_t elapsed_ns() const;
+  // The time `duration_ns` counts, as of now (RunLimits::duration_clock):
+  // elapsed_ns(), or the simulated time of a sim run.
+  uint64_t duration_elapsed_ns() const;
+  bool duration_is_simulated() const { return limits_.duration_clock != nullptr; }
 
   const OnlineState& state() const { return state_; }
   const std::vector<OpRecord>& first_errors() const { return first_errors_; }

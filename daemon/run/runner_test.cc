@@ -139,6 +139,36 @@ TEST(RunnerTest, LostCpuAfterZeroNeverStops) {
   EXPECT_EQ(rig.stats.failed_ops(), 6u);
 }
 
+// On the sim backend --duration counts the sim clock, the clock of every
+// latency it reports: 100 ms of modeled writes, however fast the loop runs,
+// and a resumed run counts from where its checkpointed clock stood.
+TEST(RunnerTest, ADurationOnTheSimClockIsSimulatedTime) {
+  Rig rig(4);
+  Clock* sim_clock = rig.sim.clock();
+  const RunLimits limits{.duration_ns = 100000000ull,
+                         .duration_clock = sim_clock,
+                         .duration_zero_ns = SimClock::kStartNs};
+  RunOutcome out = rig.Run(limits);
+  EXPECT_EQ(out.stop_reason, "duration");
+  const uint64_t simulated = sim_clock->NowNs() - SimClock::kStartNs;
+  EXPECT_GE(simulated, 100000000ull);
+  EXPECT_LT(simulated, 100000000ull + 5000000ull);  // one write more at most
+  EXPECT_EQ(rig.runner->duration_elapsed_ns(), simulated);
+  EXPECT_TRUE(rig.runner->duration_is_simulated());
+  // About 2 ms a write: ~50 writes, not the millions a wall-time limit gives.
+  EXPECT_GT(out.ops, 30u);
+  EXPECT_LT(out.ops, 80u);
+
+  Rig resumed(4);
+  static_cast<SimClock*>(resumed.sim.clock())->Set(SimClock::kStartNs + 60000000ull);
+  RunLimits again = limits;
+  again.duration_clock = resumed.sim.clock();
+  RunOutcome rest = resumed.Run(again);
+  EXPECT_EQ(rest.stop_reason, "duration");
+  EXPECT_GT(rest.ops, 10u);
+  EXPECT_LT(rest.ops, out.ops * 6 / 10);
+}
+
 TEST(RunnerTest, ASignalStopsTheRun) {
   Rig rig(3);
   static volatile sig_atomic_t stop = SIGTERM;

@@ -211,17 +211,19 @@ void SoakSession::Start(Runner* runner, const std::string& started_at, uint64_t 
 
 std::string SoakSession::StatusLine(const Runner& runner, const RunStats& stats) const {
   const uint64_t ops = stats.ops();
-  const uint64_t elapsed = runner.elapsed_ns();
+  // The clock --duration counts: a sim run's simulated time, said so.
+  const uint64_t elapsed = runner.duration_elapsed_ns();
+  const char* sim = runner.duration_is_simulated() ? " simulated" : "";
   std::string s = "ops " + std::to_string(ops);
   if (const uint64_t limit = IterationLimit(cfg_))
     s += "/" + std::to_string(limit);
   if (cfg_.duration_ns)
     s += ", " + std::to_string(elapsed / 1000000000ull) + "/" +
-         std::to_string(cfg_.duration_ns / 1000000000ull) + " s";
+         std::to_string(cfg_.duration_ns / 1000000000ull) + " s" + sim;
   if (elapsed > 0) {
-    char rate[32];
-    snprintf(rate, sizeof rate, ", %.0f ops/s",
-             static_cast<double>(ops) / (static_cast<double>(elapsed) / 1e9));
+    char rate[48];
+    snprintf(rate, sizeof rate, ", %.0f ops/s%s",
+             static_cast<double>(ops) / (static_cast<double>(elapsed) / 1e9), sim);
     s += rate;
   }
   s += ", p99 offline " + Ms(stats.by_direction(Direction::kOffline).PercentileNs(99)) +

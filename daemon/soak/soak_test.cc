@@ -29,6 +29,28 @@ TEST(SoakStatusLine, P99IsThe99thPercentile) {
   const double p99_ms = std::stod(line.substr(at + 12));
   EXPECT_NEAR(p99_ms, 10.0, 0.05) << line;
 }
+
+// A sim run's STATUS= counts its --duration on the sim clock and says so.
+TEST(SoakStatusLine, ASimRunShowsSimulatedTime) {
+  RunStats stats(4);
+  Config cfg;
+  cfg.duration_ns = 24ull * 3600 * 1000000000;
+  SoakSession session(cfg, nullptr, nullptr);
+  class Fixed : public Clock {
+   public:
+    uint64_t NowNs() override { return 3601000000000ull; }
+  } sim_clock;
+  Runner runner(nullptr, nullptr, OnlineState{}, &stats, {}, nullptr,
+                RunLimits{.duration_ns = cfg.duration_ns,
+                          .duration_clock = &sim_clock,
+                          .duration_zero_ns = 1000000000ull});
+  EXPECT_EQ(session.StatusLine(runner, stats)
+                .rfind("ops 0, 3600/86400 s simulated, 0 ops/s "
+                       "simulated, p99 offline ",
+                       0),
+            0u)
+      << session.StatusLine(runner, stats);
+}
 TEST(InterimReportPath, InsertsBeforeExtension) {
   EXPECT_EQ(InterimReportPath("/var/log/x/report.json"), "/var/log/x/report.interim.json");
   EXPECT_EQ(InterimReportPath("a.b/report"), "a.b/report.interim.json");

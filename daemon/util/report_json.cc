@@ -83,6 +83,10 @@ std::string Str(const json& j, const char* key, const std::string& fallback) {
   return v.is_string() ? v.get<std::string>() : fallback;
 }
 
+bool IsSimulated(const nlohmann::json& report) {
+  return Str(Get(report, "run"), "clock") == "simulated";
+}
+
 bool IsSummary(const json& j) {
   return j.is_object() && Get(j, "count").is_number() && Get(j, "p50_ns").is_number();
 }

@@ -33,6 +33,10 @@ uint64_t U64(const nlohmann::json& j, const char* key);
 // j[key] as a string, `fallback` when absent or not a string.
 std::string Str(const nlohmann::json& j, const char* key, const std::string& fallback = "");
 
+// A sim backend's report (run.clock "simulated"): modeled latencies, no CPU
+// of the host's kernel measured; every rendering says so.
+bool IsSimulated(const nlohmann::json& report);
+
 // A latency summary (SummarizeHistogram, probe stats): count and p50_ns.
 bool IsSummary(const nlohmann::json& j);
 
