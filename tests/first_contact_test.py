@@ -489,7 +489,7 @@ class FirstContact(unittest.TestCase):
         p = run("report", a, "--format", "lava", "--limit", "p99=1us")
         self.assertEqual(p.returncode, 1, p.stderr)
         for d in ("offline", "online"):
-            self.assertIn(f"lava-test-case {d}_p99 --result fail", p.stdout)
+            self.assertIn(f"lava-test-case sim.{d}_p99 --result fail", p.stdout)
 
     def test_30_lost_report_is_the_last_line(self):
         os.mkdir(self.path("sub"))

@@ -177,7 +177,7 @@ class ReportChecksTest(unittest.TestCase):
         report, rc, out = self.run_until_signal(iterations=0)
         self.assertEqual(rc, 0, out)
         p = self.render(report, "lava")
-        self.assertIn("lava-test-case run_completed --result pass", p.stdout)
+        self.assertIn("lava-test-case sim.run_completed --result pass", p.stdout)
 
     def test_stopped_by_an_error(self):
         report = self.run_sim(3, stop_on_error=True, sim={"error_rate": 0.2})

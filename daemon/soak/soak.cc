@@ -247,6 +247,7 @@ bool SoakSession::WriteNow(Runner* runner, const RunStats& stats, Schedule* sche
   c.boot_id = ReadBootId();
   c.pid = getpid();
   c.stopped_by = stopped_by;
+  c.finished = ckpt_.finished;
   c.next_index = runner->next_index();
   c.elapsed_ns = runner->elapsed_ns();
   c.stats = stats.StateToJson();

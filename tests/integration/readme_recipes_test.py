@@ -60,7 +60,7 @@ HOW = {
         ("sim", ["--backend", "sim"], "fault injection on the host's own CPU is off unless "
          "asked for (vm_real_tests runs it in a guest)"),
     "cpuhp-stress run --pattern sweep --levels 8,16,32 --cycles 1000 --victim 7 -o board.json":
-        ("sim", ["--backend", "sim", "--config", "sim33.json"], SIM_CPUS + ", 33 simulated"),
+        ("sim", ["--backend", "sim", "--sim-cpus", "33"], SIM_CPUS + ", 33 simulated"),
 }
 
 
@@ -129,7 +129,8 @@ def statuses(fmt, out):
         for t in json.loads(out)["tests"]:
             got[t["path"].split(".", 1)[1]] = norm[t["status"]]
     elif fmt == "lava":
-        for m in re.finditer(r"^lava-test-case (\S+) --result (\w+)", out, flags=re.M):
+        # A sim report's cases are named sim.<check>.
+        for m in re.finditer(r"^lava-test-case (?:sim\.)?(\S+) --result (\w+)", out, flags=re.M):
             got[m.group(1)] = norm[m.group(2)]
     elif fmt == "html":
         p = TableRow()
@@ -157,8 +158,6 @@ class Recipes:
         os.makedirs(d)
         for sub in ("configs", "kmod", "systemd"):
             os.symlink(os.path.join(self.src, sub), os.path.join(d, sub))
-        with open(os.path.join(d, "sim33.json"), "w") as f:
-            json.dump({"sim": {"cpus": 33}}, f)
         return d
 
     def sh(self, cwd, cmd, timeout=600):
