@@ -161,8 +161,8 @@ class SoakSurvival(unittest.TestCase):
         self.assertTrue(all(x["kind"] == "crash" for x in r["soak"]["restarts"]))
 
     def test_logrotate_by_rename_then_kill(self):
-        n = 6000
-        args = self.cmd(n, "--interval", "1ms", "--checkpoint-interval", "1s")
+        n = 8000
+        args = self.cmd(n, "--interval", "1ms", "--checkpoint-interval", "4s")
         p = subprocess.Popen(args, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(lambda: os.path.exists(self.ckpt), what="the first checkpoint")
         os.rename(self.oplog, self.oplog + ".1")
@@ -175,11 +175,12 @@ class SoakSurvival(unittest.TestCase):
                     return json.load(f)["oplog_ino"] == os.stat(self.oplog).st_ino
             except (OSError, ValueError, KeyError):
                 return False
-        wait_for(names_new_log, what="a checkpoint naming the reopened log")
+        # At once: the next periodic checkpoint is 4 s away.
+        wait_for(names_new_log, timeout=2, what="a checkpoint naming the reopened log")
         self.assertIsNone(p.poll(), "still running when killed")
         p.kill()
         p.wait()
-        rerun = self.rerun(n, "--interval", "1ms", "--checkpoint-interval", "1s")
+        rerun = self.rerun(n, "--interval", "1ms", "--checkpoint-interval", "4s")
         self.assertEqual(self.load()["totals"]["ops"], n)
         self.assertIn("resuming the run", rerun.stderr)
         both = indices(self.oplog + ".1") + indices(self.oplog)
