@@ -143,6 +143,20 @@ class FirstContact(unittest.TestCase):
         self.assertNotIn("ops", p.stdout)  # no operation ran
         self.assertEqual(os.listdir(self.path("reports")), [])
 
+    def test_03_report_name_too_long_for_its_temporary_name(self):
+        # Issue 29 item 9: written as <name>.tmp.<pid> first; a name that fits
+        # NAME_MAX only without that suffix is refused before any operation.
+        os.mkdir(self.path("reports"))
+        name = self.path("reports") + "/" + "r" * 250
+        p = run("run", "--backend", "sim", "--progress", "never", "--iterations", "10",
+                "-r", name)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        lines = [l for l in p.stderr.splitlines() if "too long" in l]
+        self.assertEqual(len(lines), 1, p.stderr)
+        self.assertIn(name + ": file name too long: 250 characters", lines[0])
+        self.assertNotIn("ops", p.stdout)
+        self.assertEqual(os.listdir(self.path("reports")), [])
+
     def test_03_report_output_without_directory(self):
         self.sim("--iterations", "10")
         p = run("report", self.path("r.json"), "--format", "html", "-o",

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <utility>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -72,6 +73,19 @@ bool RestoreStale(StateDir* dir, const std::string& sysfs_root, const std::strin
   Topology topo;
   if (!DiscoverTopology(ctl.get(), &topo, err))
     return false;
+  // Every CPU either list names must be present here: a CPU that is not
+  // would fail the restore on every try, and a mask of absent CPUs would take
+  // the present ones offline.
+  for (const auto& [field, cpus] :
+       {std::pair<const char*, const std::vector<int>*>{"online_at_start", &saved.online_at_start},
+        {"controlled", &saved.controlled}})
+    for (int cpu : *cpus)
+      if (!std::binary_search(topo.present.begin(), topo.present.end(), cpu)) {
+        *err = path + ": \"" + field + "\" names cpu" + std::to_string(cpu) +
+               ", which is not present under " + sysfs_root +
+               " (present: " + FormatCpuList(topo.present) + "): not restored";
+        return false;
+      }
   bool any_online = false;
   for (int cpu : topo.present) {
     const bool controlled =

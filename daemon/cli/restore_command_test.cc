@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -93,6 +94,31 @@ TEST_F(StaleStateTest, AMaskThatLeavesNoCpuOnlineIsRefused) {
   EXPECT_EQ(RestoreCommand(cfg_.state_dir, all_hotpluggable.root(), out_), kExitFailed);
   for (int c = 0; c < 4; ++c)
     EXPECT_EQ(all_hotpluggable.Online(c), '1');
+}
+
+// Issue 29 item 9: a CPU list naming CPUs that are not present is refused in
+// one line naming state.json and the field, before any write: "1-65535" would
+// fail every restore, "9" would take the present CPUs offline.
+TEST_F(StaleStateTest, CpusThatAreNotPresentAreRefused) {
+  fs_.Write("cpu2/online", "0\n");
+  const std::string path = cfg_.state_dir + "/state.json";
+  for (const auto& [online, controlled, field, cpu] :
+       std::vector<std::tuple<std::string, std::string, std::string, std::string>>{
+           {"0-3", "1-65535", "controlled", "cpu4"}, {"9", "1-3", "online_at_start", "cpu9"}}) {
+    Plant(State(fs_.root(), ReadBootId(), online, controlled));
+    StateDir dir(cfg_.state_dir);
+    std::string err;
+    ASSERT_TRUE(dir.Lock(&err)) << err;
+    EXPECT_FALSE(RestoreStale(&dir, fs_.root(), ReadBootId(), out_, &err));
+    EXPECT_NE(err.find(path + ": \"" + field + "\" names " + cpu + ", which is not present under " +
+                       fs_.root() + " (present: 0-3): not restored"),
+              std::string::npos)
+        << err;
+    EXPECT_EQ(fs_.Online(1), '1');
+    EXPECT_EQ(fs_.Online(2), '0');  // nothing written either way
+    EXPECT_EQ(fs_.Online(3), '1');
+    EXPECT_TRUE(std::filesystem::exists(path));
+  }
 }
 
 TEST_F(StaleStateTest, WrongTypesAreRefusedNotThrown) {

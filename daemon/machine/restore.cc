@@ -15,8 +15,10 @@
 #include <sstream>
 #include <thread>
 
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "machine/state_tidy.h"
 #include "util/cpu_list.h"
 #include "util/errno_name.h"
 #include "util/file_util.h"
@@ -106,6 +108,9 @@ bool StateDir::Lock(std::string* err) {
     return false;
   }
   lock_fd_ = fd;
+  // Ours now: what crashed runs left behind goes before it piles up.
+  for (const std::string& name : TidyStateDir(dir_, kKeepRejected))
+    spdlog::info("{}/{}: removed (left by an earlier run)", dir_, name);
   return true;
 }
 

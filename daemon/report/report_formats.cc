@@ -106,6 +106,48 @@ std::string MarkdownWrap(const std::string& text, const std::string& first,
   return out;
 }
 
+// Report-derived text in Markdown prose: made terminal-safe, | < > & as in a
+// table cell, every inline marker (emphasis, links, images, code,
+// strikethrough) backslash-escaped except an intraword underscore, and a backslash that would
+// escape the next character doubled, so a crafted kernel release or CPU model renders as the
+// literal text it is.
+std::string MarkdownText(const std::string& s) {
+  const std::string safe = TermSafe(s);
+  std::string out;
+  for (size_t i = 0; i < safe.size(); i++) {
+    const char c = safe[i];
+    const bool escapes =
+        c == '\\' && i + 1 < safe.size() && std::ispunct(static_cast<unsigned char>(safe[i + 1]));
+    auto alnum = [&](size_t at) {
+      return at < safe.size() && std::isalnum(static_cast<unsigned char>(safe[at]));
+    };
+    // An underscore between letters or digits (CONFIG_STACKTRACE) emphasises
+    // nothing and stays as written.
+    const bool intraword = c == '_' && i > 0 && alnum(i - 1) && alnum(i + 1);
+    if (escapes || (c != '\0' && !intraword && std::strchr("`*_[]~!", c)))
+      out += '\\';
+    out += c == '|' || c == '<' || c == '>' || c == '&' ? MarkdownCell(std::string(1, c))
+                                                        : std::string(1, c);
+  }
+  return out;
+}
+
+// Report-derived text in a code span: the fence is one backtick longer than
+// any run of backticks inside, so the text cannot close it early; code spans
+// render their content literally (<script> included).
+std::string MarkdownCode(const std::string& s) {
+  const std::string safe = TermSafe(s);
+  size_t longest = 0;
+  size_t run = 0;
+  for (char c : safe) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(longest + 1, '`');
+  const bool pad = !safe.empty() && (safe.front() == '`' || safe.back() == '`');
+  return fence + (pad ? " " + safe + " " : safe) + fence;
+}
+
 }  // namespace
 
 std::string FormatText(const json& report, const ReportOptions& opts) {
@@ -145,14 +187,14 @@ std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
                "", "") +
            "\n";
   // A sim report's kernel line names the model; the host only ran it.
-  const std::string release = "`" + Str(host, "kernel_release", "?") + "`";
-  const std::string cpu_model = MarkdownCell(Str(host, "cpu_model", "?"));
+  const std::string release = MarkdownText(Str(host, "kernel_release", "?"));
+  const std::string cpu_model = MarkdownText(Str(host, "cpu_model", "?"));
   out += MarkdownWrap(
       (sim ? "Kernel **SIMULATED** (the model ran on the host's " + release + ", " + cpu_model + ")"
            : "Kernel " + release + " on " + cpu_model) +
-          ", CPUs " + Str(Get(report, "cpus"), "selected", "?") + ", " +
+          ", CPUs " + MarkdownText(Str(Get(report, "cpus"), "selected", "?")) + ", " +
           std::to_string(U64(Get(report, "totals"), "ops")) + " operations, clock " +
-          Str(Get(report, "run"), "clock", "?") + ".",
+          MarkdownText(Str(Get(report, "run"), "clock", "?")) + ".",
       "", "");
   for (const char* dir : kDirs) {
     out += std::string("\n### ") + dir + " latency (ms)\n\n";
@@ -176,13 +218,13 @@ std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
   // The checks as a list: a table row cannot wrap, a list item can.
   out += "\n### checks\n\n";
   for (const ReportCheck& c : ReportChecks(report, opts))
-    out += MarkdownWrap(MarkdownCell(c.message),
+    out += MarkdownWrap(MarkdownText(c.message),
                         "- " +
                             std::string(c.skipped       ? "skipped"
                                         : !c.is_verdict ? "measured"
                                         : c.pass        ? "pass"
                                                         : "**FAIL**") +
-                            " `" + c.name + "`: ",
+                            " " + MarkdownCode(c.name) + ": ",
                         "  ");
   return out;
 }

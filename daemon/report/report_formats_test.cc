@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -126,10 +127,29 @@ TEST(ReportFormatsTest, KernelLogTextIsEscaped) {
   EXPECT_EQ(text.find('\x7f'), std::string::npos);
   EXPECT_NE(text.find("a|b <TASK> \\x1b[2J\\x7f end"), std::string::npos) << text;
   const std::string md = FormatMarkdown(r, o);
-  EXPECT_NE(md.find("a\\|b &lt;TASK&gt; \\x1b[2J\\x7f end"), std::string::npos) << md;
+  EXPECT_NE(md.find("a\\|b &lt;TASK&gt; \\x1b\\[2J\\x7f end"), std::string::npos) << md;
   EXPECT_EQ(md.find("<TASK>"), std::string::npos);
   EXPECT_EQ(md.find('\x1b'), std::string::npos);
   EXPECT_EQ(FormatJunit(r, o).find('\x7f'), std::string::npos);
+}
+
+// Issue 29 item 9: every report-derived string on the Markdown kernel line is
+// escaped: no raw HTML, no emphasis, link or code-span markers.
+TEST(ReportFormatsTest, MarkdownEscapesReportStrings) {
+  json r = SyntheticReport(SyntheticSpec{});
+  r["host"]["kernel_release"] = "6.1` <script>x</script> `";
+  r["host"]["cpu_model"] = "<script>alert(1)</script> *bold* [a](http://x)";
+  r["cpus"]["selected"] = "1-3<img src=x onerror=y>_z_";
+  ReportOptions o;
+  std::string md = FormatMarkdown(r, o);
+  std::replace(md.begin(), md.end(), '\n', ' ');  // the line wraps at 80 columns
+  EXPECT_EQ(md.find("<img"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<script>"), std::string::npos) << md;
+  EXPECT_NE(md.find("host's 6.1\\` &lt;script&gt;x&lt;/script&gt; \\`, "
+                    "&lt;script&gt;alert(1)&lt;/script&gt; \\*bold\\* \\[a\\](http://x)), "
+                    "CPUs 1-3&lt;img src=x onerror=y&gt;\\_z\\_,"),
+            std::string::npos)
+      << md;
 }
 
 TEST(ReportFormatsTest, FailuresLimitsHealthAndBaseline) {
@@ -227,11 +247,11 @@ TEST(ReportFormatsTest, ASimReportIsMarkedInEveryFormat) {
       << FormatText(sim, o);
   EXPECT_NE(FormatText(real, o).find("kernel 6.1.0-test x86_64, CPUs 1-3"), std::string::npos);
   const std::string md = FormatMarkdown(sim, o);
-  EXPECT_NE(md.find("Kernel **SIMULATED** (the model ran on the host's `6.1.0-test`, Test CPU)"),
+  EXPECT_NE(md.find("Kernel **SIMULATED** (the model ran on the host's 6.1.0-test, Test CPU)"),
             std::string::npos)
       << md;
-  EXPECT_EQ(md.find("Kernel `6.1.0-test`"), std::string::npos) << md;
-  EXPECT_NE(FormatMarkdown(real, o).find("Kernel `6.1.0-test` on Test CPU, CPUs 1-3"),
+  EXPECT_EQ(md.find("Kernel 6.1.0-test"), std::string::npos) << md;
+  EXPECT_NE(FormatMarkdown(real, o).find("Kernel 6.1.0-test on Test CPU, CPUs 1-3"),
             std::string::npos);
   // The HTML header: the model's kernel, and the simulated time the
   // operations took (not the loop's 10 s of wall time).

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,11 +63,15 @@ int OpenExclusive(const std::string& path) {
 
 }  // namespace
 
+std::string AtomicTempPath(const std::string& path) {
+  return path + ".tmp." + std::to_string(getpid());
+}
+
 bool WriteFileAtomic(const std::string& path, const std::string& content, std::string* err) {
   std::string unused;
   if (err == nullptr)
     err = &unused;
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  const std::string tmp = AtomicTempPath(path);
   int fd = OpenExclusive(tmp);
   if (fd < 0 && errno == EEXIST) {
     // Left behind by a crash of an earlier process with our pid (pids repeat
@@ -124,6 +129,19 @@ bool CheckOutputPath(const std::string& path, std::string* err) {
   const int rc = stat(dir.c_str(), &st);
   if (rc != 0 || !S_ISDIR(st.st_mode)) {
     *err = path + ": directory " + dir + ": " + ErrnoText(rc != 0 ? errno : ENOTDIR);
+    return false;
+  }
+  // The file is written under a longer temporary name first: a name that
+  // fits only without it would fail at the end of the run (ENAMETOOLONG).
+  const long name_max = pathconf(dir.c_str(), _PC_NAME_MAX);
+  const size_t limit = name_max > 0 ? static_cast<size_t>(name_max) : NAME_MAX;
+  const size_t slash = path.rfind('/');
+  const size_t name = path.size() - (slash == std::string::npos ? 0 : slash + 1);
+  const size_t suffix = AtomicTempPath(path).size() - path.size();
+  if (name + suffix > limit) {
+    *err = path + ": file name too long: " + std::to_string(name) + " characters, at most " +
+           std::to_string(limit > suffix ? limit - suffix : 0) + " in " + dir +
+           " (it is written as <name>" + AtomicTempPath("") + " first)";
     return false;
   }
   // A new file under a name nobody could guess (mkostemp: O_CREAT|O_EXCL),

@@ -14,8 +14,13 @@ namespace cpuhp {
 // device").
 bool WriteFileAtomic(const std::string& path, const std::string& content, std::string* err);
 
+// The temporary name WriteFileAtomic writes before its rename:
+// "<path>.tmp.<pid>".
+std::string AtomicTempPath(const std::string& path);
+
 // An output file can be written at `path`: not a directory, its directory
-// exists and takes a new file (probed). Checked before any work so that a
+// exists and takes a new file (probed), and the temporary name WriteFileAtomic
+// uses fits the directory's NAME_MAX. Checked before any work so that a
 // bad path is bad input (exit 2); *err names the path and the cause.
 bool CheckOutputPath(const std::string& path, std::string* err);
 
