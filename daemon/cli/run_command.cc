@@ -417,7 +417,10 @@ void StopSources(RunSources* s) {
 bool Interrupted(const nlohmann::json& report) {
   if (report["run"].value("stop_reason", "") != "signal")
     return false;
-  for (const ReportCheck& c : ReportChecks(report, ReportOptions{}))
+  // Named and static: gcc 12 -O2 takes a temporary's empty maps for
+  // uninitialized (-Wmaybe-uninitialized).
+  static const ReportOptions kNoOptions;
+  for (const ReportCheck& c : ReportChecks(report, kNoOptions))
     if (c.name == "run_completed")
       return !c.pass;
   return true;
