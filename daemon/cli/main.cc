@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
       "log write); 2 bad input, nothing touched; 3 finished with failures recorded in the report "
       "(operation errors, readback mismatches, failed rollbacks, stuck writes, stop on error); "
       "4 interrupted by a signal before its target: CPUs restored, report written, run_completed "
-      "failing, a checkpoint (with a state directory) kept to resume from.");
+      "failing, a checkpoint (with a state directory) kept to resume from; 5 gave up on a sysfs "
+      "call not returned after --stuck-give-up: no report, state.json kept for restore.");
   std::string config_file, pattern, cpus, duration, interval, report, state_dir, sysfs_root, oplog,
       backend, progress, iterations, seed, min_online, levels, cycles, victim, sim_cpus;
   bool stop_on_error = false;
@@ -153,7 +154,7 @@ int main(int argc, char** argv) {
                       ->expected(0, 1)
                       ->default_str("20")
                       ->option_text("[N]");
-  std::string checkpoint_interval, interim_interval, stuck_timeout;
+  std::string checkpoint_interval, interim_interval, stuck_timeout, stuck_give_up;
   bool fresh = false;
   run->add_option("--checkpoint-interval", checkpoint_interval,
                   "Checkpoint to the state directory this often (default 60s; 0: only at stop)");
@@ -161,7 +162,11 @@ int main(int argc, char** argv) {
   run->add_option("--interim-interval", interim_interval,
                   "Write an interim report this often (default 0: only on SIGUSR1)");
   run->add_option("--stuck-timeout", stuck_timeout,
-                  "Report a hotplug write not returned after this long (default 30s; 0: off)");
+                  "Report a sysfs read or write not returned after this long (default 30s; "
+                  "0: off)");
+  run->add_option("--stuck-give-up", stuck_give_up,
+                  "End the run (exit 5, state.json kept) when a stuck call has not returned "
+                  "after this long (default 5m; 0: wait for ever)");
   bool disturbance = false;
   std::string fifo_priority;
   std::string on_kernel_warning;
@@ -180,6 +185,15 @@ int main(int argc, char** argv) {
   std::string restore_root = "/sys/devices/system/cpu";
   restore->add_option("--sysfs-root", restore_root,
                       "CPU sysfs directory (the state file's must match)");
+  std::string restore_stuck_timeout, restore_give_up;
+  restore->add_option("--stuck-timeout", restore_stuck_timeout,
+                      "Report a sysfs read or write not returned after this long (default 30s)");
+  restore->add_option("--stuck-give-up", restore_give_up,
+                      "Exit 5, state.json kept, when it has not returned after this long "
+                      "(default 90s: under the units' TimeoutStopSec)");
+  restore->footer(
+      "Exit status: 0 restored or nothing to restore; 1 failed (state.json kept); 5 gave up on a "
+      "sysfs call not returned after --stuck-give-up (state.json kept).");
 
   // list
   CLI::App* list = app.add_subcommand("list", "List CPUs: hotpluggable or not, online state");
@@ -325,7 +339,16 @@ int main(int argc, char** argv) {
   if (*restore) {
     cpuhp::Config cfg;
     cfg.state_dir = restore_state_dir;
-    return cpuhp::RestoreCommand(cpuhp::ResolveStateDir(cfg), restore_root, stdout);
+    std::string err;
+    cpuhp::StuckLimits limits;
+    for (const auto& [flag, text, ns] :
+         {std::tuple{"--stuck-timeout", &restore_stuck_timeout, &limits.timeout_ns},
+          std::tuple{"--stuck-give-up", &restore_give_up, &limits.give_up_ns}})
+      if (!text->empty() && !cpuhp::ParseDuration(*text, ns, &err)) {
+        std::fprintf(stderr, "cpuhp-stress: error: restore %s: %s\n", flag, err.c_str());
+        return cpuhp::kExitBadInput;
+      }
+    return cpuhp::RestoreCommand(cpuhp::ResolveStateDir(cfg), restore_root, limits, stdout);
   }
 
   // Config file, then command-line overrides, validated the same way; an
@@ -369,6 +392,7 @@ int main(int argc, char** argv) {
   set("--fresh", fresh ? "1" : "", {{"resume", "never"}});
   set("--interim-interval", interim_interval, {{"interim_interval", interim_interval}});
   set("--stuck-timeout", stuck_timeout, {{"stuck_timeout", stuck_timeout}});
+  set("--stuck-give-up", stuck_give_up, {{"stuck_give_up", stuck_give_up}});
   set("--disturbance", *dist_opt ? "1" : "", {{"disturbance", {{"enabled", disturbance}}}});
   set("--fifo-priority", fifo_priority,
       {{"disturbance", {{"fifo_priority", CliValue(fifo_priority)}}}});

@@ -11,9 +11,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cli/call_watch.h"
 #include "faults/faults.h"
 #include "machine/machine_lock.h"
 #include "machine/topology.h"
+#include "run/watched_cpu_control.h"
 #include "sources/trace_instance.h"
 #include "util/cpu_list.h"
 #include "util/exit_codes.h"
@@ -46,8 +48,8 @@ std::string Printable(std::string s) {
 // reported on `out` and removed, its mask not applied; a mask that names CPUs
 // that cannot be hotplugged, or would leave no CPU online, is refused. The
 // file is removed once the mask is back.
-bool RestoreStale(StateDir* dir, const std::string& sysfs_root, const std::string& boot_id,
-                  std::FILE* out, std::string* err) {
+bool RestoreStale(StateDir* dir, const std::string& sysfs_root, CpuControl* ctl,
+                  const std::string& boot_id, std::FILE* out, std::string* err) {
   SavedState saved;
   if (!dir->Read(&saved, err))
     return false;
@@ -69,9 +71,8 @@ bool RestoreStale(StateDir* dir, const std::string& sysfs_root, const std::strin
   }
   spdlog::warn("{}: a run (pid {}, started {}) did not finish: restoring online mask {} first",
                path, saved.pid, saved.started_at, FormatCpuList(saved.online_at_start));
-  auto ctl = NewSysfsCpuControl(sysfs_root);
   Topology topo;
-  if (!DiscoverTopology(ctl.get(), &topo, err))
+  if (!DiscoverTopology(ctl, &topo, err))
     return false;
   // Every CPU either list names must be present here: a CPU that is not
   // would fail the restore on every try, and a mask of absent CPUs would take
@@ -106,14 +107,14 @@ bool RestoreStale(StateDir* dir, const std::string& sysfs_root, const std::strin
   }
   // A state left armed in hotplug/fail first: it must not fire below.
   std::vector<std::string> cleared;
-  std::vector<std::string> fail_errors = ClearArmedFail(ctl.get(), saved.controlled, &cleared);
+  std::vector<std::string> fail_errors = ClearArmedFail(ctl, saved.controlled, &cleared);
   for (const std::string& c : cleared)
     std::fprintf(out, "cleared hotplug/fail armed on %s\n", c.c_str());
   if (!fail_errors.empty()) {
     *err = path + ": cannot clear " + fail_errors.front();
     return false;
   }
-  RestoreResult r = RestoreMask(ctl.get(), saved.controlled, saved.online_at_start);
+  RestoreResult r = RestoreMask(ctl, saved.controlled, saved.online_at_start);
   if (!r.ok) {
     *err = path + ": restore failed: " + r.failures.front();
     return false;
@@ -124,7 +125,7 @@ bool RestoreStale(StateDir* dir, const std::string& sysfs_root, const std::strin
 }
 
 int RestoreCommand(const std::string& state_dir_path, const std::string& sysfs_root,
-                   std::FILE* out) {
+                   const StuckLimits& limits, std::FILE* out) {
   // ExecStopPost: whatever the state file holds, an exception here would
   // restore nothing and say only "terminate called".
   try {
@@ -141,8 +142,19 @@ int RestoreCommand(const std::string& state_dir_path, const std::string& sysfs_r
     }
     // Not under a run that holds these CPUs: it would record the result.
     MachineLock machine_lock;
-    if (!machine_lock.Acquire(sysfs_root, dir.dir(), DefaultHolderRecordDir(), &err) ||
-        !RestoreStale(&dir, sysfs_root, ReadBootId(), out, &err)) {
+    if (!machine_lock.Acquire(sysfs_root, dir.dir(), DefaultHolderRecordDir(), &err)) {
+      spdlog::error("{}", err);
+      return kExitFailed;
+    }
+    // Every read and write watched: a hung hotplug blocks reading `online`.
+    InFlight in_flight;
+    WatchedCpuControl ctl(NewSysfsCpuControl(sysfs_root), &in_flight);
+    std::unique_ptr<StuckWatchdog> watchdog = StartCallWatchdog(
+        &in_flight, ctl.inner(), limits.timeout_ns, limits.give_up_ns, "restore",
+        [path = dir.state_path()] {
+          return path + " is kept: run `cpuhp-stress restore` again once the kernel answers";
+        });
+    if (!RestoreStale(&dir, sysfs_root, &ctl, ReadBootId(), out, &err)) {
       spdlog::error("{}", err);
       return kExitFailed;
     }

@@ -36,12 +36,12 @@ TEST_F(CommandsTest, StaleStateFromADeadRunIsRestoredFirst) {
     ASSERT_TRUE(d.Write({999999, ReadBootId(), "", fs_.root(), {0, 1, 2, 3}, {1, 2, 3}}, &err))
         << err;
   }
-  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), out_), kExitOk);
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), {}, out_), kExitOk);
   EXPECT_EQ(fs_.Online(1), '1');
   EXPECT_EQ(fs_.Online(2), '1');
   EXPECT_NE(Output().find("restored online mask 0-3"), std::string::npos) << Output();
   EXPECT_FALSE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
-  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), out_), kExitOk);
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), {}, out_), kExitOk);
   EXPECT_NE(Output().find("nothing to restore"), std::string::npos);
 }
 
@@ -69,7 +69,7 @@ TEST_F(StaleStateTest, AnotherSysfsRootInTheFileIsNotFollowed) {
   FakeSysfs victim(4);
   victim.Write("cpu1/online", "0\n");
   Plant(State(victim.root(), ReadBootId(), "0-3", "1-3"));
-  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), out_), kExitFailed);
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), {}, out_), kExitFailed);
   EXPECT_EQ(victim.Online(1), '0');  // not written
   EXPECT_TRUE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
   // A run refuses to start over it rather than record a mask it cannot trust.
@@ -81,7 +81,7 @@ TEST_F(StaleStateTest, AnotherSysfsRootInTheFileIsNotFollowed) {
 TEST_F(StaleStateTest, AMaskFromAnotherBootIsReportedNotApplied) {
   fs_.Write("cpu2/online", "0\n");
   Plant(State(fs_.root(), "00000000-0000-4000-8000-000000000000", "0-1", "1-3"));
-  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), out_), kExitOk);
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), {}, out_), kExitOk);
   EXPECT_NE(Output().find("online mask 0-1 not applied"), std::string::npos) << Output();
   EXPECT_EQ(fs_.Online(2), '0');
   EXPECT_EQ(fs_.Online(3), '1');
@@ -91,7 +91,7 @@ TEST_F(StaleStateTest, AMaskFromAnotherBootIsReportedNotApplied) {
 TEST_F(StaleStateTest, AMaskThatLeavesNoCpuOnlineIsRefused) {
   FakeSysfs all_hotpluggable(4, /*cpu0_hotpluggable=*/true);
   Plant(State(all_hotpluggable.root(), ReadBootId(), "7", "0-3"));
-  EXPECT_EQ(RestoreCommand(cfg_.state_dir, all_hotpluggable.root(), out_), kExitFailed);
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, all_hotpluggable.root(), {}, out_), kExitFailed);
   for (int c = 0; c < 4; ++c)
     EXPECT_EQ(all_hotpluggable.Online(c), '1');
 }
@@ -109,7 +109,8 @@ TEST_F(StaleStateTest, CpusThatAreNotPresentAreRefused) {
     StateDir dir(cfg_.state_dir);
     std::string err;
     ASSERT_TRUE(dir.Lock(&err)) << err;
-    EXPECT_FALSE(RestoreStale(&dir, fs_.root(), ReadBootId(), out_, &err));
+    auto ctl = NewSysfsCpuControl(fs_.root());
+    EXPECT_FALSE(RestoreStale(&dir, fs_.root(), ctl.get(), ReadBootId(), out_, &err));
     EXPECT_NE(err.find(path + ": \"" + field + "\" names " + cpu + ", which is not present under " +
                        fs_.root() + " (present: 0-3): not restored"),
               std::string::npos)
@@ -134,11 +135,11 @@ TEST_F(StaleStateTest, WrongTypesAreRefusedNotThrown) {
     nlohmann::json j = nlohmann::json::parse(good);
     j[key] = value;
     Plant(j.dump());
-    EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), out_), kExitFailed) << j.dump();
+    EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), {}, out_), kExitFailed) << j.dump();
     EXPECT_TRUE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
   }
   Plant(std::string(100 * 1024, ' ') + good);  // past the bounded reader's limit
-  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), out_), kExitFailed);
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), {}, out_), kExitFailed);
 }
 
 }  // namespace

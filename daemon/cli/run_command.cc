@@ -9,10 +9,10 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/call_watch.h"
 #include "cli/restore_command.h"
 #include "cli/run_inputs.h"
 #include "faults/faults.h"
-#include "machine/hotplug_states.h"
 #include "machine/machine_lock.h"
 #include "machine/sim_cpu_control.h"
 #include "machine/topology.h"
@@ -22,6 +22,7 @@
 #include "run/progress.h"
 #include "run/runner.h"
 #include "run/schedule.h"
+#include "run/watched_cpu_control.h"
 #include "soak/soak.h"
 #include "sources/health_sources.h"
 #include "sources/kmod_source.h"
@@ -42,10 +43,12 @@ uint64_t MaxRssKib() {
 // what will be done to it, and where the results go. Filled by
 // PrepareMachine; the steps below read and update it.
 struct RunPlan {
-  Config cfg;  // as given, with the seed resolved
+  InFlight in_flight;  // the sysfs call in flight, for `watchdog`
+  Config cfg;          // as given, with the seed resolved
   uint64_t seed = 0;
   bool sim = false;
-  std::unique_ptr<CpuControl> ctl;
+  std::unique_ptr<CpuControl> ctl;      // a WatchedCpuControl over the backend
+  SimCpuControl* sim_ctl = nullptr;     // the backend, when it is the sim
   std::unique_ptr<StateDir> state_dir;  // null: sim without --state-dir
   MachineLock machine_lock;             // held from before the stale restore to the end
   std::unique_ptr<SoakSession> soak;
@@ -57,6 +60,9 @@ struct RunPlan {
   OpLog oplog;
   std::unique_ptr<RunStats> stats;
   std::string started_at;
+  // Last: stopped before anything it calls back into (the session, the
+  // backend) is gone.
+  std::unique_ptr<StuckWatchdog> watchdog;
 };
 
 // Step 1: look at the machine and check every input. Touches no CPU; a
@@ -72,10 +78,29 @@ int PrepareMachine(const Config& cfg_in, std::FILE* out, RunPlan* p) {
     spdlog::error("{}", code == kExitBadInput ? InputError(cfg, msg) : msg);
     return code;
   };
-  if (p->sim)
-    p->ctl = std::make_unique<SimCpuControl>(cfg.sim, p->seed);
-  else
-    p->ctl = NewSysfsCpuControl(cfg.sysfs_root);
+  std::unique_ptr<CpuControl> backend;
+  if (p->sim) {
+    auto sim = std::make_unique<SimCpuControl>(cfg.sim, p->seed);
+    p->sim_ctl = sim.get();
+    backend = std::move(sim);
+  } else {
+    backend = NewSysfsCpuControl(cfg.sysfs_root);
+  }
+  CpuControl* raw = backend.get();
+  p->ctl = std::make_unique<WatchedCpuControl>(std::move(backend), &p->in_flight);
+  // From the first read: a kernel stuck in hotplug blocks reading `online`.
+  const std::string dir = p->sim && cfg.state_dir.empty() ? "" : ResolveStateDir(cfg);
+  auto kept = [dir] {
+    if (dir.empty())
+      return std::string("a sim run without a state directory keeps nothing");
+    if (access((dir + "/state.json").c_str(), F_OK) == 0)
+      return dir + "/state.json is kept: run `cpuhp-stress restore` once the kernel answers";
+    return access((dir + "/checkpoint.json").c_str(), F_OK) == 0
+               ? dir + "/checkpoint.json is kept: the same run started again resumes"
+               : std::string("no CPU had been written: nothing to restore");
+  };
+  p->watchdog = StartCallWatchdog(&p->in_flight, raw, cfg.stuck_timeout_ns, cfg.stuck_give_up_ns,
+                                  "run", kept);
 
   // State directory first: a dead run's mask is restored before we look.
   // The sim backend uses one only when given, for its checkpoints.
@@ -91,11 +116,10 @@ int PrepareMachine(const Config& cfg_in, std::FILE* out, RunPlan* p) {
       !p->machine_lock.Acquire(cfg.sysfs_root, p->state_dir->dir(), DefaultHolderRecordDir(), &err))
     return fail(kExitBadInput, err);
   if (!p->sim && p->state_dir->HasState() &&
-      !RestoreStale(p->state_dir.get(), cfg.sysfs_root, ReadBootId(), out, &err))
+      !RestoreStale(p->state_dir.get(), cfg.sysfs_root, p->ctl.get(), ReadBootId(), out, &err))
     return fail(kExitFailed, err);
   // A checkpoint of this run resumes it (soak.h); its seed wins.
-  p->soak = std::make_unique<SoakSession>(
-      cfg_in, p->state_dir.get(), p->sim ? static_cast<SimCpuControl*>(p->ctl.get()) : nullptr);
+  p->soak = std::make_unique<SoakSession>(cfg_in, p->state_dir.get(), p->sim_ctl);
   if (!p->soak->Load(&p->seed, &err))
     return fail(kExitFailed, err);
   cfg.seed = p->seed;
@@ -326,22 +350,6 @@ ReportInputs CommonReportInputs(const RunPlan& p, const Runner& runner) {
   return in;
 }
 
-// cpuN/hotplug/state, named from hotplug/states (read once, here), for the
-// stuck-write watchdog's thread: the sysfs backend opens the file anew each
-// time, the sim backend's states are atomics.
-StuckWatchdog::StateReader StuckStateReader(CpuControl* ctl) {
-  auto states = std::make_shared<HotplugStates>();
-  std::string text;
-  if (ctl->ReadHotplugStates(&text) == 0)
-    ParseHotplugStates(text, states.get());
-  return [ctl, states](int cpu, int* state, std::string* name) {
-    if (ctl->ReadHotplugState(cpu, state) != 0)
-      return false;
-    *name = states->Name(*state);
-    return true;
-  };
-}
-
 RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
                         const volatile sig_atomic_t* stop) {
   const Config& cfg = p->cfg;
@@ -363,7 +371,7 @@ RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
   };
   if (p->faults && p->faults->available())
     runner->set_hook(p->faults.get());
-  p->soak->set_stuck_state_reader(StuckStateReader(p->ctl.get()));
+  p->soak->set_watchdog(p->watchdog.get());
   p->soak->Start(runner, p->started_at, p->seed);
   RunResult res;
   if (p->soak->finished()) {
@@ -527,6 +535,7 @@ int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* 
   }
   Runner runner(plan.ctl.get(), plan.schedule.get(), plan.state, plan.stats.get(), src.running,
                 plan.oplog.is_open() ? &plan.oplog : nullptr, limits);
+  runner.set_in_flight(&plan.in_flight);
   RunResult run;
   try {
     run = RunOperations(&plan, &src, &runner, stop);
@@ -539,6 +548,9 @@ int RunCommand(const Config& cfg, const volatile sig_atomic_t* stop, std::FILE* 
     run.elapsed_ns = runner.elapsed_ns();
   }
   const MachineGuard::Result& back = guard.PutBack();
+  // Every sysfs call is done: the records are final for the report.
+  if (plan.watchdog)
+    plan.watchdog->Stop();
   return WriteReport(&plan, &src, runner, run, back, out);
 }
 

@@ -142,6 +142,7 @@ json ConfigToJson(const Config& cfg) {
       {"resume", cfg.resume},
       {"interim_interval", FormatDuration(cfg.interim_interval_ns)},
       {"stuck_timeout", FormatDuration(cfg.stuck_timeout_ns)},
+      {"stuck_give_up", FormatDuration(cfg.stuck_give_up_ns)},
       {"disturbance",
        {{"enabled", cfg.disturbance.enabled},
         {"cpus", cfg.disturbance.cpus},

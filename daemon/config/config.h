@@ -113,6 +113,10 @@ struct Config {
   std::string resume = "auto";                       // auto | never
   uint64_t interim_interval_ns = 0;                  // 0: only on SIGUSR1
   uint64_t stuck_timeout_ns = 30000000000ull;        // 0: no watchdog
+  // A stuck sysfs call still not returned this long after it started ends
+  // the process (exit 5, state.json kept); 0: wait for ever. At least
+  // stuck_timeout in effect: only a reported call is given up on.
+  uint64_t stuck_give_up_ns = 300000000000ull;
   DisturbanceConfig disturbance;
   HealthConfig health;
   FaultsConfig faults;

@@ -284,6 +284,8 @@ const Field kTopFields[] = {
      [](const Value& v, Config* c) { return GetDuration(v, &c->interim_interval_ns); }},
     {"stuck_timeout",
      [](const Value& v, Config* c) { return GetDuration(v, &c->stuck_timeout_ns); }},
+    {"stuck_give_up",
+     [](const Value& v, Config* c) { return GetDuration(v, &c->stuck_give_up_ns); }},
     {"disturbance",
      [](const Value& v, Config* c) { return ApplyObject(v, kDisturbanceFields, c); }},
     {"health", [](const Value& v, Config* c) { return ApplyObject(v, kHealthFields, c); }},

@@ -24,7 +24,7 @@ TEST(ConfigErrors, UnknownKeyAtTopLevel) {
       "iterations, duration, seed, stop_on_error, lost_cpu_after, interval, backend, "
       "sysfs_root, state_dir, "
       "report, force, oplog, progress, sweep, sim, tracepoints, kmod, checkpoint_interval, resume, "
-      "interim_interval, stuck_timeout, disturbance, health, faults)");
+      "interim_interval, stuck_timeout, stuck_give_up, disturbance, health, faults)");
   EXPECT_PRED2(StartsWith, ApplyError(R"({"$schema": "x"})"), "t.json: /$schema: unknown key ");
 }
 

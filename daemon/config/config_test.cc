@@ -453,7 +453,9 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   cfg.sweep = {{1, 3, 9}, 7, 5};
   cfg.sim = {16, 1, 2, 3, 4, 0.1, 0.3};
   cfg.kmod = {false, "/dev/other_probe"};
+  cfg.stuck_give_up_ns = 90000000000;
   const json j = ConfigToJson(cfg);
+  EXPECT_EQ(j["stuck_give_up"], "1m30s");
   EXPECT_EQ(j["duration"], "2h30m1ns");
   EXPECT_EQ(j["interval"], "1us500ns");
   EXPECT_EQ(j["seed"], UINT64_MAX);
@@ -468,12 +470,13 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_EQ(back.seed, cfg.seed);
   EXPECT_FALSE(back.kmod.enabled);
   EXPECT_EQ(back.kmod.device, "/dev/other_probe");
+  EXPECT_EQ(back.stuck_give_up_ns, 90000000000u);
 
   const json d = ConfigToJson(Config{});
   EXPECT_EQ(d["seed"], nullptr);
   EXPECT_EQ(d["sweep"]["levels"], "auto");
   EXPECT_EQ(d["duration"], "0");
-  EXPECT_EQ(d.size(), 27u);  // every struct key, no "comment"
+  EXPECT_EQ(d.size(), 28u);  // every struct key, no "comment"
 }
 
 TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {

@@ -196,12 +196,18 @@ void StuckCheck(const json& report, std::vector<ReportCheck>* checks) {
   }
   c.pass = n == 0;
   c.Measured(static_cast<double>(n), "ops");
-  c.message = Fmt("%" PRIu64 " write%s not returned after %.1f s (stuck_timeout)", n,
+  c.message = Fmt("%" PRIu64 " sysfs call%s not returned after %.1f s (stuck_timeout)", n,
                   n == 1 ? "" : "s", static_cast<double>(timeout_ns) / 1e9);
   for (size_t i = 0; i < std::min(listed, kListedItems); i++) {
     const json& r = stuck[i];
-    c.message += Fmt("; cpu%" PRIu64 " %s (op %" PRIu64 ")", U64(r, "cpu"),
-                     Str(r, "dir", "?").c_str(), U64(r, "index"));
+    // "what" (since the watchdog covers every sysfs call) or, in older
+    // reports, the write's CPU and direction.
+    const std::string what = Str(r, "what");
+    c.message += what.empty()
+                     ? Fmt("; cpu%" PRIu64 " %s", U64(r, "cpu"), Str(r, "dir", "?").c_str())
+                     : "; " + what;
+    if (Get(r, "index").is_number_integer())
+      c.message += Fmt(" (op %" PRIu64 ")", U64(r, "index"));
     if (const json& hp = Get(r, "hotplug_state"); hp.is_number_integer()) {
       const std::string name = Str(r, "hotplug_state_name");
       c.message += Fmt(" in state %d", hp.get<int>()) + (name.empty() ? "" : " (" + name + ")");

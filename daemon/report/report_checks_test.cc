@@ -167,14 +167,15 @@ TEST(ReportChecksTest, AStuckWriteFailsItsCheckWithItsStack) {
   ASSERT_NE(stuck, nullptr);
   EXPECT_FALSE(stuck->pass);
   EXPECT_EQ(stuck->value, 2);
-  EXPECT_EQ(stuck->message,
-            "2 writes not returned after 1.0 s (stuck_timeout); cpu3 online (op 19) in state 83 "
-            "(cpu:bringup) stuck for 1.0 s, returned after 2.6 s, kernel stack: "
-            "hrtimer_nanosleep+0xb5/0x130 < "
-            "common_nsleep_timens+0x3d/0xa0 < __x64_sys_clock_nanosleep+0xde/0x150 < "
-            "do_syscall_64+0x71/0x290 < entry_SYSCALL_64_after_hwframe+0x76/0x7e; cpu6 online "
-            "(op 39) stuck for 1.1 s, never returned, no kernel stack: /proc/9/task/9/stack: no "
-            "such file: the kernel was built without CONFIG_STACKTRACE");
+  EXPECT_EQ(
+      stuck->message,
+      "2 sysfs calls not returned after 1.0 s (stuck_timeout); cpu3 online (op 19) in state 83 "
+      "(cpu:bringup) stuck for 1.0 s, returned after 2.6 s, kernel stack: "
+      "hrtimer_nanosleep+0xb5/0x130 < "
+      "common_nsleep_timens+0x3d/0xa0 < __x64_sys_clock_nanosleep+0xde/0x150 < "
+      "do_syscall_64+0x71/0x290 < entry_SYSCALL_64_after_hwframe+0x76/0x7e; cpu6 online "
+      "(op 39) stuck for 1.1 s, never returned, no kernel stack: /proc/9/task/9/stack: no "
+      "such file: the kernel was built without CONFIG_STACKTRACE");
   json off = DefaultRun();
   off["soak"]["stuck_timeout_ns"] = 0;
   checks = ReportChecks(off, o);

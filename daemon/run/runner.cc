@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "run/runner.h"
 
+#include <errno.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,8 +53,6 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
   running_ = true;
   uint64_t next_tick_ns = started_ns;
   std::string err;
-  if (in_flight_)
-    in_flight_->tid.store(static_cast<int>(syscall(SYS_gettid)));
 
   failed_onlines_.assign(state_.online.size(), 0);
   const uint64_t first_index = index_;
@@ -103,17 +101,13 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
     rec.online_before = state_.count;
     for (TimingSource* s : sources_)
       s->OpBegin(*op, index);
-    if (in_flight_) {
+    // The control is a WatchedCpuControl in a run: it publishes the write
+    // and the readback for the stuck-call watchdog; this says which op.
+    if (in_flight_)
       in_flight_->index.store(index, std::memory_order_relaxed);
-      in_flight_->cpu.store(op->cpu, std::memory_order_relaxed);
-      in_flight_->dir.store(static_cast<int>(op->dir), std::memory_order_relaxed);
-      in_flight_->start_wall_ns.store(wall->NowNs(), std::memory_order_release);
-    }
     rec.start_ns = clock->NowNs();
     rec.err = ctl_->WriteOnline(op->cpu, want_online);
     rec.duration_ns = clock->NowNs() - rec.start_ns;
-    if (in_flight_)
-      in_flight_->start_wall_ns.store(0, std::memory_order_release);
 
     // The file must read back the new value after a successful write and the
     // old one after a failed write; what it reads is the truth from here on.
@@ -124,6 +118,14 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
 
     for (auto it = sources_.rbegin(); it != sources_.rend(); ++it)
       (*it)->OpEnd(rec);
+    // A stop signal that interrupted the write (a lease-blocked open, say)
+    // is the stop, not a failed operation: the readback above says where the
+    // CPU is, and the operation is not counted (a resumed run does it again).
+    if (rec.err == EINTR && *stop) {
+      out.stop_reason = "signal";
+      out.message = strsignal(*stop);
+      break;
+    }
     stats_->Add(rec);
     ++out.ops;
     if (rec.err != 0 || !rec.readback_ok) {
@@ -157,6 +159,8 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
     }
   }
+  if (in_flight_)
+    in_flight_->index.store(InFlight::kNoIndex, std::memory_order_relaxed);
   index_ = first_index + out.ops;
   ended_ns_ = wall->NowNs();
   running_ = false;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "machine/cpu_control.h"
+#include "run/in_flight.h"
 #include "run/oplog.h"
 #include "run/schedule.h"
 #include "sources/timing_source.h"
@@ -41,17 +42,6 @@ struct RunOutcome {
   std::string stop_reason;  // iterations|duration|schedule_complete|error|signal|fatal
   std::string message;      // why, for error/fatal/signal
   uint64_t ops = 0;
-};
-
-// The operation in flight, published for the stuck-operation watchdog
-// (another thread; the runner's may be stuck in the kernel). start_wall_ns is
-// CLOCK_MONOTONIC at the write's start, 0 when no write is in flight.
-struct InFlight {
-  std::atomic<uint64_t> start_wall_ns{0};
-  std::atomic<uint64_t> index{0};
-  std::atomic<int> cpu{-1};
-  std::atomic<int> dir{0};
-  std::atomic<int> tid{0};
 };
 
 // Runs around each operation, outside its timed window (the fault injector,

@@ -12,6 +12,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "machine/cpu_control.h"
+#include "stats/op_record.h"
 #include "util/systemd_glue.h"
 
 namespace cpuhp {
@@ -58,6 +60,11 @@ StuckWatchdog::StuckWatchdog(InFlight* in_flight, uint64_t timeout_ns,
                              std::function<void(const std::string&)> on_stuck)
     : in_flight_(in_flight), timeout_ns_(timeout_ns), on_stuck_(std::move(on_stuck)) {}
 
+void StuckWatchdog::set_on_stuck(std::function<void(const std::string&)> f) {
+  std::lock_guard<std::mutex> l(mu_);
+  on_stuck_ = std::move(f);
+}
+
 StuckWatchdog::~StuckWatchdog() {
   Stop();
 }
@@ -96,33 +103,68 @@ void StuckWatchdog::Loop() {
 
 void StuckWatchdog::Poll(uint64_t now_ns) {
   const uint64_t start = in_flight_->start_wall_ns.load(std::memory_order_acquire);
-  std::lock_guard<std::mutex> l(mu_);
-  // The reported write has returned: note how long it took, as seen from here.
-  if (reported_start_ns_ && start != reported_start_ns_) {
-    const uint64_t took = now_ns > reported_start_ns_ ? now_ns - reported_start_ns_ : 0;
-    if (reported_pos_ < records_.size())
-      records_[reported_pos_]["returned_after_ns"] = took;
-    spdlog::warn("stuck write returned after about {:.1f} s", static_cast<double>(took) / 1e9);
-    reported_start_ns_ = 0;
+  std::function<void(const std::string&)> give_up;
+  std::string give_up_line;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    // The reported call has returned: note how long it took, as seen from here.
+    if (reported_start_ns_ && start != reported_start_ns_) {
+      const uint64_t took = now_ns > reported_start_ns_ ? now_ns - reported_start_ns_ : 0;
+      if (reported_pos_ < records_.size())
+        records_[reported_pos_]["returned_after_ns"] = took;
+      spdlog::warn("stuck call returned after about {:.1f} s", static_cast<double>(took) / 1e9);
+      reported_start_ns_ = 0;
+    }
+    // `now_ns` was read before `start` was loaded: a call that began in
+    // between started after "now", and has not been stuck for anything yet.
+    if (!start || start > now_ns)
+      return;
+    const uint64_t stuck_ns = now_ns - start;
+    // The process is alive and waiting on the kernel: systemd's watchdog is
+    // fed while it waits, and the give-up below bounds the wait instead.
+    if (keepalive_ && stuck_ns >= kKeepaliveAfterNs)
+      keepalive_();
+    if (start == reported_start_ns_) {
+      if (give_up_ns_ && stuck_ns >= give_up_ns_ && !gave_up_) {
+        gave_up_ = true;
+        give_up = on_give_up_;
+        give_up_line = "GIVING UP: " + reported_what_ + " has not returned after " +
+                       std::to_string(stuck_ns / 1000000000ull) + " s (stuck_give_up " +
+                       std::to_string(give_up_ns_ / 1000000000ull) + " s)";
+      }
+    } else if (stuck_ns >= timeout_ns_) {
+      Report(start, stuck_ns);
+    }
   }
-  // `now_ns` was read before `start` was loaded: a write that began in
-  // between started after "now", and has not been stuck for anything yet.
-  if (!start || start == reported_start_ns_ || start > now_ns || now_ns - start < timeout_ns_)
-    return;
+  if (give_up) {
+    spdlog::error("{}", give_up_line);
+    give_up(give_up_line);
+  }
+}
+
+void StuckWatchdog::Report(uint64_t start, uint64_t stuck_ns) {
   const int cpu = in_flight_->cpu.load(std::memory_order_relaxed);
   const Direction dir = static_cast<Direction>(in_flight_->dir.load(std::memory_order_relaxed));
   const uint64_t index = in_flight_->index.load(std::memory_order_relaxed);
   const int tid = in_flight_->tid.load(std::memory_order_relaxed);
-  const uint64_t stuck_ns = now_ns - start;
-  nlohmann::json rec = {{"index", index},
-                        {"cpu", cpu},
-                        {"dir", DirectionName(dir)},
+  const auto call = static_cast<SysfsCall>(in_flight_->call.load(std::memory_order_relaxed));
+  const char* list = in_flight_->list.load(std::memory_order_relaxed);
+  const bool op = index != InFlight::kNoIndex;
+  const std::string what = DescribeCall(call, cpu, dir == Direction::kOnline, list);
+  nlohmann::json rec = {{"call", SysfsCallName(call)},
+                        {"what", what},
                         {"timeout_ns", timeout_ns_},
                         {"detected_after_ns", stuck_ns}};
+  if (cpu >= 0)
+    rec["cpu"] = cpu;
+  if (op)
+    rec["index"] = index;
+  if (call == SysfsCall::kOnlineWrite)
+    rec["dir"] = DirectionName(dir);
+  std::string in_state;
   int hp_state = -1;
   std::string hp_name;
-  std::string in_state;
-  if (state_reader_ && state_reader_(cpu, &hp_state, &hp_name)) {
+  if (cpu >= 0 && state_reader_ && state_reader_(cpu, &hp_state, &hp_name)) {
     rec["hotplug_state"] = hp_state;
     rec["hotplug_state_name"] = hp_name;
     in_state =
@@ -142,13 +184,15 @@ void StuckWatchdog::Poll(uint64_t now_ns) {
     reported_pos_ = SIZE_MAX;
   }
   reported_start_ns_ = start;
-  const std::string dir_name(DirectionName(dir));
-  const std::string line = "STUCK: cpu" + std::to_string(cpu) + " " + dir_name + " (op " +
-                           std::to_string(index) + ")" + in_state + " has not returned after " +
+  reported_what_ = what + (op ? " (op " + std::to_string(index) + ")" : "");
+  const std::string line = "STUCK: " + reported_what_ + in_state + " has not returned after " +
                            std::to_string(stuck_ns / 1000000000ull) + " s";
   {
-    ScopedLogFields f(
-        {cpu, dir == Direction::kOnline ? "online" : "offline", -1, static_cast<int64_t>(index)});
+    ScopedLogFields f({cpu,
+                       call != SysfsCall::kOnlineWrite ? nullptr
+                       : dir == Direction::kOnline     ? "online"
+                                                       : "offline",
+                       -1, op ? static_cast<int64_t>(index) : -1});
     spdlog::error("{}{}", line,
                   stack.empty() ? " (kernel stack: " + why + ")" : "; kernel stack:\n" + stack);
   }
@@ -163,8 +207,19 @@ nlohmann::json StuckWatchdog::Records() const {
 
 void StuckWatchdog::SetRecords(nlohmann::json records, uint64_t dropped) {
   std::lock_guard<std::mutex> l(mu_);
+  // The checkpoint's records come first; any this process made before it
+  // read them (a stuck read at start-up) follow, under the same cap.
+  const size_t before = records.size();
+  for (nlohmann::json& r : records_) {
+    if (records.size() < kMaxRecords)
+      records.push_back(std::move(r));
+    else
+      ++dropped;
+  }
+  if (reported_pos_ != SIZE_MAX)
+    reported_pos_ = reported_pos_ + before < records.size() ? reported_pos_ + before : SIZE_MAX;
   records_ = std::move(records);
-  dropped_ = dropped;
+  dropped_ += dropped;
 }
 
 uint64_t StuckWatchdog::dropped() const {

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "stats/op_record.h"
 #include "util/systemd_glue.h"
 
 namespace cpuhp {
@@ -18,6 +19,7 @@ TEST(StuckWatchdog, ReportsAStuckWriteOnceAndItsReturn) {
   InFlight f;
   std::vector<std::string> lines;
   StuckWatchdog w(&f, 30000000000ull, [&](const std::string& l) { lines.push_back(l); });
+  f.call = static_cast<int>(SysfsCall::kOnlineWrite);
   f.cpu = 3;
   f.dir = static_cast<int>(Direction::kOnline);
   f.index = 41;
@@ -57,6 +59,7 @@ TEST(StuckWatchdog, NamesTheHotplugStateTheCpuIsIn) {
     *name = "sched:waitempty";
     return true;
   });
+  f.call = static_cast<int>(SysfsCall::kOnlineWrite);
   f.cpu = 2;
   f.dir = static_cast<int>(Direction::kOffline);
   f.index = 19;
@@ -86,6 +89,7 @@ TEST(StuckWatchdog, AWriteThatStartedAfterNowIsNotStuck) {
   InFlight f;
   std::vector<std::string> lines;
   StuckWatchdog w(&f, 1000000000ull, [&](const std::string& l) { lines.push_back(l); });
+  f.call = static_cast<int>(SysfsCall::kOnlineWrite);
   f.cpu = 5;
   f.dir = static_cast<int>(Direction::kOnline);
   f.index = 71404505;
@@ -100,6 +104,107 @@ TEST(StuckWatchdog, AWriteThatStartedAfterNowIsNotStuck) {
   w.Poll(now + 750 + 1000000000);
   ASSERT_EQ(w.Records().size(), 1u);
   EXPECT_EQ(w.Records()[0]["detected_after_ns"], 1000000000u);
+}
+
+// Issue 29 item 6: a read outside the operation loop (start-up, the final
+// restore) is watched like the write; its line and record say what it is,
+// with neither an operation index nor a direction.
+TEST(StuckWatchdog, ReportsAStuckReadOutsideAnOperation) {
+  InFlight f;
+  std::vector<std::string> lines;
+  StuckWatchdog w(&f, 1000000000ull, [&](const std::string& l) { lines.push_back(l); });
+  f.call = static_cast<int>(SysfsCall::kOnlineRead);
+  f.cpu = 1;
+  f.tid = gettid();
+  f.start_wall_ns = 1000000000ull;
+  w.Poll(3500000000ull);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "STUCK: cpu1/online read has not returned after 2 s");
+  const nlohmann::json r = w.Records()[0];
+  EXPECT_EQ(r["call"], "online_read");
+  EXPECT_EQ(r["what"], "cpu1/online read");
+  EXPECT_EQ(r["cpu"], 1);
+  EXPECT_FALSE(r.contains("index")) << r;
+  EXPECT_FALSE(r.contains("dir")) << r;
+  f.index = 7;  // the readback of operation 7, on another call
+  f.start_wall_ns = 4000000000ull;
+  w.Poll(6000000000ull);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1], "STUCK: cpu1/online read (op 7) has not returned after 2 s");
+  EXPECT_EQ(w.Records()[1]["index"], 7);
+}
+
+// While a call is in flight for a second or more, systemd's watchdog is fed
+// (the process waits on the kernel, it is not hung); the give-up ends the
+// wait instead, once, and only for a call already reported stuck.
+TEST(StuckWatchdog, FeedsTheServiceWatchdogAndGivesUpOnce) {
+  InFlight f;
+  StuckWatchdog w(&f, 2000000000ull, nullptr);
+  int pings = 0;
+  std::vector<std::string> gave_up;
+  w.set_keepalive([&] { ++pings; });
+  w.set_give_up(5000000000ull, [&](const std::string& l) { gave_up.push_back(l); });
+  f.call = static_cast<int>(SysfsCall::kListRead);
+  f.list = "online";
+  f.tid = gettid();
+  const uint64_t t0 = 1000000000000ull;
+  f.start_wall_ns = t0;
+  w.Poll(t0 + 500000000ull);  // in flight half a second: nothing
+  EXPECT_EQ(pings, 0);
+  w.Poll(t0 + 1000000000ull);
+  EXPECT_EQ(pings, 1);
+  w.Poll(t0 + 2000000000ull);  // reported
+  ASSERT_EQ(w.Records().size(), 1u);
+  EXPECT_EQ(w.Records()[0]["what"], "the online list read");
+  w.Poll(t0 + 4900000000ull);
+  EXPECT_TRUE(gave_up.empty());
+  w.Poll(t0 + 5000000000ull);
+  w.Poll(t0 + 6000000000ull);
+  ASSERT_EQ(gave_up.size(), 1u);
+  EXPECT_EQ(gave_up[0],
+            "GIVING UP: the online list read has not returned after 5 s (stuck_give_up 5 s)");
+  EXPECT_EQ(pings, 5);
+  f.start_wall_ns = 0;
+  w.Poll(t0 + 7000000000ull);
+  EXPECT_EQ(pings, 5);  // nothing in flight: no ping
+}
+
+// A give-up shorter than the timeout waits for the call to be reported.
+TEST(StuckWatchdog, GiveUpNeverComesBeforeTheStuckReport) {
+  InFlight f;
+  StuckWatchdog w(&f, 3000000000ull, nullptr);
+  std::vector<std::string> gave_up;
+  w.set_give_up(1000000000ull, [&](const std::string& l) { gave_up.push_back(l); });
+  f.call = static_cast<int>(SysfsCall::kOnlineWrite);
+  f.cpu = 1;
+  f.tid = gettid();
+  f.start_wall_ns = 1000000000ull;
+  w.Poll(3000000000ull);
+  EXPECT_TRUE(gave_up.empty());
+  w.Poll(4000000000ull);  // reported
+  w.Poll(4100000000ull);
+  EXPECT_EQ(gave_up.size(), 1u);
+}
+
+// A stuck read at start-up is recorded before the checkpoint's records are
+// read back: both are kept, the checkpoint's first.
+TEST(StuckWatchdog, RecordsFromACheckpointComeBeforeThisProcesss) {
+  InFlight f;
+  StuckWatchdog w(&f, 1000000000ull, nullptr);
+  f.call = static_cast<int>(SysfsCall::kOnlineRead);
+  f.cpu = 2;
+  f.tid = gettid();
+  f.start_wall_ns = 1000000000ull;
+  w.Poll(2500000000ull);
+  w.SetRecords(nlohmann::json::array({{{"cpu", 1}, {"what", "cpu1 online"}}}), 3);
+  f.start_wall_ns = 0;
+  w.Poll(3000000000ull);  // the start-up read returned: noted in its record
+  const nlohmann::json r = w.Records();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0]["what"], "cpu1 online");
+  EXPECT_EQ(r[1]["what"], "cpu2/online read");
+  EXPECT_EQ(r[1]["returned_after_ns"], 2000000000ull);
+  EXPECT_EQ(w.dropped(), 3u);
 }
 
 // Why a stack is missing, by what failed: never CAP_SYS_ADMIN for a file

@@ -14,8 +14,9 @@ using nlohmann::json;
 
 json RunIdentity(const Config& cfg) {
   json j = ConfigToJson(cfg);
-  for (const char* key : {"report", "force", "oplog", "progress", "state_dir",
-                          "checkpoint_interval", "resume", "interim_interval", "stuck_timeout"})
+  for (const char* key :
+       {"report", "force", "oplog", "progress", "state_dir", "checkpoint_interval", "resume",
+        "interim_interval", "stuck_timeout", "stuck_give_up"})
     j.erase(key);
   // A stall is a test hook for the watchdog; it changes no statistic's meaning.
   j["sim"].erase("stall_every");

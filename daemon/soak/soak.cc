@@ -80,10 +80,7 @@ SoakSession::SoakSession(const Config& cfg, StateDir* state_dir, SimCpuControl* 
     path_ = state_dir_->dir() + "/checkpoint.json";
 }
 
-SoakSession::~SoakSession() {
-  if (watchdog_)
-    watchdog_->Stop();
-}
+SoakSession::~SoakSession() = default;
 
 void SoakSession::Refuse(const std::string& why) {
   std::string err;
@@ -190,15 +187,13 @@ void SoakSession::Start(Runner* runner, const std::string& started_at, uint64_t 
   }
   ckpt_.identity = RunIdentity(cfg_);
   ckpt_.seed = seed;
-  runner->set_in_flight(&in_flight_);
-  watchdog_ = std::make_unique<StuckWatchdog>(&in_flight_, cfg_.stuck_timeout_ns,
-                                              [this](const std::string& line) {
-                                                std::lock_guard<std::mutex> l(status_mu_);
-                                                notifier_.Status(last_status_ + "; " + line);
-                                              });
-  watchdog_->set_state_reader(state_reader_);
-  watchdog_->SetRecords(ckpt_.stuck, ckpt_.stuck_dropped);
-  watchdog_->Start();
+  if (watchdog_) {
+    watchdog_->set_on_stuck([this](const std::string& line) {
+      std::lock_guard<std::mutex> l(status_mu_);
+      notifier_.Status(last_status_ + "; " + line);
+    });
+    watchdog_->SetRecords(ckpt_.stuck, ckpt_.stuck_dropped);
+  }
   const uint64_t now = MonotonicClock()->NowNs();
   // A resumed run checkpoints at its first tick: the restart is on disk at
   // once, so a crash loop counts every start, not only those that lived to a
@@ -333,8 +328,6 @@ void SoakSession::Tick(Runner* runner, const RunStats& stats, Schedule* schedule
 
 void SoakSession::Finish(const RunOutcome& outcome, Runner* runner, const RunStats& stats,
                          Schedule* schedule, OpLog* oplog) {
-  if (watchdog_)
-    watchdog_->Stop();
   notifier_.Stopping();
   if (!state_dir_)
     return;

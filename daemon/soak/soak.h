@@ -68,7 +68,10 @@ class SoakSession {
   // false with *err.
   bool Apply(Schedule* schedule, RunStats* stats, std::string* err);
   // How the stuck-write watchdog reads a CPU's hotplug state (before Start).
-  void set_stuck_state_reader(StuckWatchdog::StateReader r) { state_reader_ = std::move(r); }
+  // The run's stuck-call watchdog (it watches from before the session to
+  // after the mask is put back): Start gives it this session's STATUS line
+  // and the checkpoint's records; checkpoints and the report carry its.
+  void set_watchdog(StuckWatchdog* w) { watchdog_ = w; }
   // Restores the runner's position, starts the watchdog, says READY=1.
   void Start(Runner* runner, const std::string& started_at, uint64_t seed);
 
@@ -116,9 +119,7 @@ class SoakSession {
   Notifier notifier_;
   std::mutex status_mu_;  // the last progress STATUS, for the watchdog thread
   std::string last_status_;
-  InFlight in_flight_;
-  std::unique_ptr<StuckWatchdog> watchdog_;
-  StuckWatchdog::StateReader state_reader_;
+  StuckWatchdog* watchdog_ = nullptr;
 };
 
 }  // namespace cpuhp

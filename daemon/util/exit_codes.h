@@ -14,7 +14,11 @@
 // there is a state directory (the same run started again resumes). It wins
 // over 3: the report lists whatever failed before the stop. A run given no
 // target ends only by a signal, and that is its 0 (or 3). The units take it
-// as a clean stop (SuccessExitStatus=4 in systemd/).
+// as a clean stop (SuccessExitStatus=4 in systemd/). 5 (run, restore) gave
+// up: a sysfs read or write had not returned after stuck_give_up (the
+// kernel is not answering); no report, state.json and any checkpoint kept for
+// the next `restore` (the units do not restart on it: the restart's own
+// restore would block the same way).
 #pragma once
 
 namespace cpuhp {
@@ -24,5 +28,6 @@ inline constexpr int kExitFailed = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitFinishedWithFailures = 3;
 inline constexpr int kExitInterrupted = 4;
+inline constexpr int kExitGaveUp = 5;
 
 }  // namespace cpuhp

@@ -7,7 +7,8 @@
 # The exit status of a run that finished with failures (a sim run whose
 # writes fail) is one the units do not restart on: a restart would start the
 # whole soak again and overwrite its report. A run stopped by SIGTERM (what
-# `systemctl stop` sends) exits 4, which the units count as success.
+# `systemctl stop` sends) exits 4, which the units count as success. A run
+# that gave up on a stuck sysfs call (exit 5) is not restarted.
 # usage: units_test.sh SOURCE_DIR BINARY
 set -euo pipefail
 src=$1 bin=$2
@@ -44,6 +45,23 @@ if [ "$stop_rc" = 0 ] || [ "$stop_rc" = 1 ] || [ "$stop_rc" = 3 ] || [ ! -s "$tm
   cat "$tmp/stopped.out"; status=1
 fi
 echo "a run stopped by SIGTERM exits $stop_rc"
+# A run whose sysfs call never returns gives up with a status of its own,
+# which the units must not restart on either (the restart's restore would
+# block the same way): a simulated write stalled for a minute, given up after
+# 2 s.
+cat > "$tmp/gaveup.json" <<EOF
+{"backend": "sim", "pattern": "roundrobin", "cpus": "1-3", "iterations": 100, "seed": 1,
+ "progress": "never", "report": "$tmp/gaveup-report.json", "stuck_timeout": "1s",
+ "stuck_give_up": "2s", "sim": {"cpus": 4, "stall_every": 5, "stall_ns": 60000000000}}
+EOF
+gave_rc=0
+timeout 30 "$bin" run --config "$tmp/gaveup.json" >"$tmp/gaveup.out" 2>&1 || gave_rc=$?
+if [ "$gave_rc" != 5 ] || [ -e "$tmp/gaveup-report.json" ] ||
+  ! grep -q "GIVING UP: cpu[0-9] o[nf]*line (op 4) has not returned after 2 s" "$tmp/gaveup.out"; then
+  echo "FAIL: a sim run with a write stalled 60 s and stuck_give_up 2s exited $gave_rc (want 5, no report)"
+  cat "$tmp/gaveup.out"; status=1
+fi
+echo "a run that gave up on a stuck call exits $gave_rc"
 for unit in cpuhp-stress.service cpuhp-stress@.service; do
   name=${unit/@./@soak.}
   sed "s|/usr/local/bin/cpuhp-stress|$bin|g" "$src/systemd/$unit" > "$tmp/$name"
@@ -51,6 +69,10 @@ for unit in cpuhp-stress.service cpuhp-stress@.service; do
   prevent=$(sed -n 's/^RestartPreventExitStatus=//p' "$src/systemd/$unit" | tr '\n' ' ')
   if ! grep -qw -- "$rc" <<<"$prevent"; then
     echo "FAIL: $unit restarts a run that finished with failures (exit $rc; RestartPreventExitStatus=$prevent)"
+    status=1
+  fi
+  if ! grep -qw -- "$gave_rc" <<<"$prevent"; then
+    echo "FAIL: $unit restarts a run that gave up on a stuck call (exit $gave_rc; RestartPreventExitStatus=$prevent)"
     status=1
   fi
   success=$(sed -n 's/^SuccessExitStatus=//p' "$src/systemd/$unit" | tr '\n' ' ')
