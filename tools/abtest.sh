@@ -138,7 +138,7 @@ host_arch=$(dpkg --print-architecture)
 # side_kernel SIDE SPEC: sets image_SIDE, kdir_SIDE, kmake_SIDE (make words
 # the module build needs for that tree), label_SIDE.
 side_kernel() {
-	local side=$1 spec=$2 img kd ver patches=() p rc
+	local side=$1 spec=$2 img kd ver patches=() p
 	local -a km=()
 	case "$spec" in
 	deb:*)
@@ -158,16 +158,9 @@ side_kernel() {
 			[ -r "$p" ] || die "--$side $spec: patch $p: cannot read it"
 			abs+=("$(realpath "$p")")
 		done
-		rc=0
-		kd=$(CPUHP_KMATRIX_CACHE=$cache/kmatrix bash "$repo/tests/kmatrix/kernel_tree.sh" guest "$ver" "$arch" \
-			"${abs[@]}") || rc=$?
-		[ $rc = 0 ] || die "--$side $spec: building the guest kernel failed (above)"
-		# the module is built with the compiler that built the kernel
-		case "$arch" in
-		amd64) img=$kd/arch/x86/boot/bzImage km=(CC=gcc-12) ;;
-		ppc64el) img=$kd/vmlinux km=(CC=powerpc64le-linux-gnu-gcc-12) ;;
-		esac
-		km+=(HOSTCC=gcc-12 PAHOLE=/nonexistent/pahole) ;;
+		src_guest "$repo" "$cache" "$ver" "$arch" "${abs[@]}" ||
+			die "--$side $spec: building the guest kernel failed (above)"
+		img=$sg_image kd=$sg_kdir km=("${sg_kmake[@]}") ;;
 	*,*)
 		img=${spec%%,*} kd=${spec#*,}
 		[ -f "$img" ] || die "--$side $spec: $img is not a kernel image file"

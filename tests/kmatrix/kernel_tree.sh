@@ -10,7 +10,7 @@
 #   kernel_tree.sh debian SERIES ARCH  Debian's headers (+kbuild) root for SERIES 6.1|6.12
 #   kernel_tree.sh image SERIES ARCH   Debian's kernel image + busybox-static root (guests)
 #   kernel_tree.sh guest SERIES amd64|ppc64el [PATCH...]  linux-source-SERIES (+ patches) built for that
-#                                      guest; prints its tree (guest_kernel)
+#                                      guest; prints "TREE IMAGE MAKE_ARG..." (guest_kernel)
 #   kernel_tree.sh guest-config SERIES ARCH [PATCH...]   only that guest's configuration: prints the .config
 #
 # Cells: deb6.1-ARCH and deb6.12-ARCH (Debian's own headers from bookworm's
@@ -265,7 +265,8 @@ src_tree() {
 # in order (patch -p1; tools/abtest.sh's src:...+P.patch), configured from
 # tinyconfig plus the architecture's fragment (guest_arch) and built whole
 # with gcc-12 (the image and the tree the module builds against, with its
-# Module.symvers), once per machine and patch set. Prints the tree.
+# Module.symvers), once per machine and patch set. Prints one line: "TREE
+# IMAGE MAKE_ARG...", the make arguments a module build against TREE needs.
 # Every option of the fragment is checked in the final .config. The objects
 # are deleted after the build: what stays is what an external module build
 # reads. arm64 guests boot Debian's own images.
@@ -373,10 +374,10 @@ guest_kernel() {
 		cat "$g_fragment"; "$g_cc" --version | head -1; cat "$@") | sha256sum | cut -c1-12)
 	out=$cache/guest-$src_ver-$dpkg_arch$([ $# = 0 ] || echo "-$#p")-$key
 	if [ "${guest_config_only:-0}" = 0 ]; then
-		[ -f "$out/$g_image" ] && { echo "$out"; return; }
+		[ -f "$out/$g_image" ] && { echo "$out $out/$g_image ${mk_args[*]}"; return; }
 		exec 8>"$cache/tmp/guest-$src_ver-$dpkg_arch.lock"
 		flock 8
-		[ -f "$out/$g_image" ] && { echo "$out"; return; }
+		[ -f "$out/$g_image" ] && { echo "$out $out/$g_image ${mk_args[*]}"; return; }
 	fi
 	start=$(date +%s.%N)
 	tmp=$(mktemp -d "$cache/tmp/guest.XXXXXX")
@@ -403,7 +404,8 @@ guest_kernel() {
 	mv -T "$tmp/$src_pkg" "$out"
 	rm -rf "$tmp"
 	log "built $out in $(echo "$(date +%s.%N) - $start" | bc | cut -d. -f1) s"
-	echo "$out"
+	src_make_args
+	echo "$out $out/$g_image ${mk_args[*]}"
 }
 
 # cell_kdir CELL: sets kdir and mk_args

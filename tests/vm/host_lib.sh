@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash disable=SC2034  # sets variables its callers read
-# Sourced by the host-side guest runners (run_vm_test.sh, run_real_guest.sh).
+# Sourced by the host-side guest runners (run_vm_test.sh, run_real_guest.sh,
+# vm_test.sh) and tools/abtest.sh.
 
 # copy_libs ROOT ELF...: copies into the initramfs tree ROOT the shared
 # libraries (and loader) the host's ELF files need, at the same paths.
@@ -296,4 +297,20 @@ for m in sys.modules.values():
 		cp -a "$dist/$top" "$root$dist/"
 	done
 	find "$root$dist" -name '*.so' -delete
+}
+#
+# --- guest preparation, shared by run_vm_test.sh and tools/abtest.sh --------
+# src_guest SRC CACHE SERIES ARCH [PATCH...]: linux-source-SERIES (plus the
+# patches) built for an ARCH guest by SRC's tests/kmatrix/kernel_tree.sh
+# guest, cached in CACHE/kmatrix. Sets sg_kdir (the tree), sg_image (what
+# QEMU boots) and the array sg_kmake (the make arguments a module build
+# against the tree needs: kernel_tree.sh names them). Returns
+# kernel_tree.sh's status (2: no such guest).
+src_guest() {
+	local src=$1 cache=$2 line rc=0
+	shift 2
+	line=$(CPUHP_KMATRIX_CACHE=$cache/kmatrix bash "$src/tests/kmatrix/kernel_tree.sh" guest "$@") || rc=$?
+	[ $rc = 0 ] || return $rc
+	read -r sg_kdir sg_image line <<< "$line"
+	read -r -a sg_kmake <<< "$line"
 }

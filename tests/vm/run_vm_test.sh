@@ -103,11 +103,9 @@ src*)
     exit 0
   fi
   rc=0
-  own_kdir=$(bash "$src/tests/kmatrix/kernel_tree.sh" guest "${series#src}" "$arch") || rc=$?
+  src_guest "$src" "$cache" "${series#src}" "$arch" || rc=$?
   [ $rc = 0 ] || { log "building the ${series#src} guest kernel failed (above)"; exit $((rc == 2 ? 2 : 1)); }
-  own_kernel=$own_kdir/arch/x86/boot/bzImage
-  # the tree was built with gcc-12 and no pahole (kernel_tree.sh): the same here
-  kmake=(CC=gcc-12 HOSTCC=gcc-12 PAHOLE=/nonexistent/pahole) ;;
+  own_kdir=$sg_kdir own_kernel=$sg_image kmake=("${sg_kmake[@]}") ;;
 esac
 if [ -n "$own_kernel" ]; then
   kernel=$(realpath "$own_kernel") hdrs=$(realpath "$own_kdir") kconfig=$hdrs/.config
