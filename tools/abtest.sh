@@ -175,22 +175,7 @@ side_kernel() {
 }
 side_kernel a "$ka"
 side_kernel b "$kb"
-# busybox for the guest: the host's, or ARCH's static one (cached)
-if [ "$arch" = "$host_arch" ]; then
-	[ -x /bin/busybox ] || die "busybox-static is not installed"
-	busybox=/bin/busybox
-else
-	busybox=$cache/busybox-$arch/bin/busybox
-	if [ ! -x "$busybox" ]; then
-		tmp=$(mktemp -d "$cache/.busybox-$arch.XXXXXX")
-		mkdir -p "$tmp/debs"
-		(cd "$tmp/debs" && apt-get download -q "busybox-static:$arch") >"$tmp/download.log" 2>&1 ||
-			{ cat "$tmp/download.log" >&2; rm -rf "$tmp"; die "apt-get download busybox-static:$arch failed"; }
-		dpkg-deb -x "$tmp"/debs/*.deb "$tmp/root"
-		mv -T "$tmp/root" "$cache/busybox-$arch" 2>/dev/null || [ -x "$busybox" ]
-		rm -rf "$tmp"
-	fi
-fi
+guest_busybox "$arch" "$cache" || die "$gb_why"
 
 # --- one initramfs per side -----------------------------------------------------
 "$cc" -static -O2 -Wall -Wextra -Werror -o "$work/cpuhp_probe_dump" "$repo/tests/vm/cpuhp_probe_dump.c"
@@ -206,29 +191,19 @@ else
 	[ $rc = 0 ] || die "cross-building the daemon for $arch failed (above)"
 fi
 pack() {  # pack SIDE
-	local side=$1 mod=$work/mod-$1 rd=$work/initramfs-$1 kd km t
+	local side=$1 mod=$work/mod-$1 rd=$work/initramfs-$1 kd km
 	kd=kdir_$side
 	eval "km=(\"\${kmake_$side[@]}\")"
-	rm -rf "$mod" && mkdir -p "$mod/kmod/uapi"
-	cp "$repo/Kbuild" "$mod/" && cp "$repo"/kmod/Kbuild "$repo"/kmod/*.c "$mod/kmod/" &&
-		cp "$repo"/kmod/uapi/*.h "$mod/kmod/uapi/"
-	if ! make -C "${!kd}" M="$mod" "${cross[@]}" "${km[@]}" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= modules \
-		>"$work/kbuild-$side.log" 2>&1; then
+	if ! guest_module "$repo" "${!kd}" "$mod" "$work/kbuild-$side.log" "${cross[@]}" "${km[@]}"; then
 		tail -n 30 "$work/kbuild-$side.log" >&2
 		die "side $side: building the module against ${!kd} failed ($work/kbuild-$side.log)"
 	fi
-	rm -rf "$rd" && mkdir -p "$rd"/{bin,sbin,proc,sys,dev,tmp,etc,lib64,usr/lib,run,var/lib}
-	cp "$busybox" "$rd/bin/busybox"
-	mknod -m 600 "$rd/dev/console" c 5 1
-	for t in sh mount insmod rmmod cat echo sleep base64 dd printf grep poweroff sync sed; do
-		ln -s busybox "$rd/bin/$t"
-	done
+	initramfs_base "$rd" "$repo" "$busybox"
 	cp "$mod/kmod/cpuhp_probe.ko" "$work/cpuhp_probe_dump" "$rd/bin/"
 	cp -a "$droot/." "$rd/"
 	cp "$cfg" "$rd/etc/ab.json"
-	cp "$repo/tests/vm/guest_lib.sh" "$rd/bin/guest_lib.sh"
 	install -m755 "$repo/tests/vm/guest_ab.sh" "$rd/init"
-	(cd "$rd" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs-$side.cpio.gz"
+	initramfs_pack "$rd" "$work/initramfs-$side.cpio.gz"
 	rm -rf "$rd"
 }
 pack a
