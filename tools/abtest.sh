@@ -138,7 +138,7 @@ host_arch=$(dpkg --print-architecture)
 # side_kernel SIDE SPEC: sets image_SIDE, kdir_SIDE, kmake_SIDE (make words
 # the module build needs for that tree), label_SIDE.
 side_kernel() {
-	local side=$1 spec=$2 img kd ver patches=() p rc
+	local side=$1 spec=$2 img kd ver patches=() p
 	local -a km=()
 	case "$spec" in
 	deb:*)
@@ -158,16 +158,9 @@ side_kernel() {
 			[ -r "$p" ] || die "--$side $spec: patch $p: cannot read it"
 			abs+=("$(realpath "$p")")
 		done
-		rc=0
-		kd=$(CPUHP_KMATRIX_CACHE=$cache/kmatrix bash "$repo/tests/kmatrix/kernel_tree.sh" guest "$ver" "$arch" \
-			"${abs[@]}") || rc=$?
-		[ $rc = 0 ] || die "--$side $spec: building the guest kernel failed (above)"
-		# the module is built with the compiler that built the kernel
-		case "$arch" in
-		amd64) img=$kd/arch/x86/boot/bzImage km=(CC=gcc-12) ;;
-		ppc64el) img=$kd/vmlinux km=(CC=powerpc64le-linux-gnu-gcc-12) ;;
-		esac
-		km+=(HOSTCC=gcc-12 PAHOLE=/nonexistent/pahole) ;;
+		src_guest "$repo" "$cache" "$ver" "$arch" "${abs[@]}" ||
+			die "--$side $spec: building the guest kernel failed (above)"
+		img=$sg_image kd=$sg_kdir km=("${sg_kmake[@]}") ;;
 	*,*)
 		img=${spec%%,*} kd=${spec#*,}
 		[ -f "$img" ] || die "--$side $spec: $img is not a kernel image file"
@@ -182,22 +175,7 @@ side_kernel() {
 }
 side_kernel a "$ka"
 side_kernel b "$kb"
-# busybox for the guest: the host's, or ARCH's static one (cached)
-if [ "$arch" = "$host_arch" ]; then
-	[ -x /bin/busybox ] || die "busybox-static is not installed"
-	busybox=/bin/busybox
-else
-	busybox=$cache/busybox-$arch/bin/busybox
-	if [ ! -x "$busybox" ]; then
-		tmp=$(mktemp -d "$cache/.busybox-$arch.XXXXXX")
-		mkdir -p "$tmp/debs"
-		(cd "$tmp/debs" && apt-get download -q "busybox-static:$arch") >"$tmp/download.log" 2>&1 ||
-			{ cat "$tmp/download.log" >&2; rm -rf "$tmp"; die "apt-get download busybox-static:$arch failed"; }
-		dpkg-deb -x "$tmp"/debs/*.deb "$tmp/root"
-		mv -T "$tmp/root" "$cache/busybox-$arch" 2>/dev/null || [ -x "$busybox" ]
-		rm -rf "$tmp"
-	fi
-fi
+guest_busybox "$arch" "$cache" || die "$gb_why"
 
 # --- one initramfs per side -----------------------------------------------------
 "$cc" -static -O2 -Wall -Wextra -Werror -o "$work/cpuhp_probe_dump" "$repo/tests/vm/cpuhp_probe_dump.c"
@@ -213,29 +191,19 @@ else
 	[ $rc = 0 ] || die "cross-building the daemon for $arch failed (above)"
 fi
 pack() {  # pack SIDE
-	local side=$1 mod=$work/mod-$1 rd=$work/initramfs-$1 kd km t
+	local side=$1 mod=$work/mod-$1 rd=$work/initramfs-$1 kd km
 	kd=kdir_$side
 	eval "km=(\"\${kmake_$side[@]}\")"
-	rm -rf "$mod" && mkdir -p "$mod/kmod/uapi"
-	cp "$repo/Kbuild" "$mod/" && cp "$repo"/kmod/Kbuild "$repo"/kmod/*.c "$mod/kmod/" &&
-		cp "$repo"/kmod/uapi/*.h "$mod/kmod/uapi/"
-	if ! make -C "${!kd}" M="$mod" "${cross[@]}" "${km[@]}" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= modules \
-		>"$work/kbuild-$side.log" 2>&1; then
+	if ! guest_module "$repo" "${!kd}" "$mod" "$work/kbuild-$side.log" "${cross[@]}" "${km[@]}"; then
 		tail -n 30 "$work/kbuild-$side.log" >&2
 		die "side $side: building the module against ${!kd} failed ($work/kbuild-$side.log)"
 	fi
-	rm -rf "$rd" && mkdir -p "$rd"/{bin,sbin,proc,sys,dev,tmp,etc,lib64,usr/lib,run,var/lib}
-	cp "$busybox" "$rd/bin/busybox"
-	mknod -m 600 "$rd/dev/console" c 5 1
-	for t in sh mount insmod rmmod cat echo sleep base64 dd printf grep poweroff sync sed; do
-		ln -s busybox "$rd/bin/$t"
-	done
+	initramfs_base "$rd" "$repo" "$busybox"
 	cp "$mod/kmod/cpuhp_probe.ko" "$work/cpuhp_probe_dump" "$rd/bin/"
 	cp -a "$droot/." "$rd/"
 	cp "$cfg" "$rd/etc/ab.json"
-	cp "$repo/tests/vm/guest_lib.sh" "$rd/bin/guest_lib.sh"
 	install -m755 "$repo/tests/vm/guest_ab.sh" "$rd/init"
-	(cd "$rd" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs-$side.cpio.gz"
+	initramfs_pack "$rd" "$work/initramfs-$side.cpio.gz"
 	rm -rf "$rd"
 }
 pack a

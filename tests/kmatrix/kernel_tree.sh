@@ -9,7 +9,9 @@
 #   kernel_tree.sh build CELL [SRC]    builds kmod/ with W=1 against CELL; fails on any warning
 #   kernel_tree.sh debian SERIES ARCH  Debian's headers (+kbuild) root for SERIES 6.1|6.12
 #   kernel_tree.sh image SERIES ARCH   Debian's kernel image + busybox-static root (guests)
-#   kernel_tree.sh guest SERIES amd64|ppc64el [PATCH...]  linux-source-SERIES (+ patches) built for that guest; prints its tree
+#   kernel_tree.sh guest SERIES amd64|ppc64el [PATCH...]  linux-source-SERIES (+ patches) built for that
+#                                      guest; prints "TREE IMAGE MAKE_ARG..." (guest_kernel)
+#   kernel_tree.sh guest-config SERIES ARCH [PATCH...]   only that guest's configuration: prints the .config
 #
 # Cells: deb6.1-ARCH and deb6.12-ARCH (Debian's own headers from bookworm's
 # index, ARCH amd64 arm64 ppc64el), src7.2-ARCH (linux-source-7.2 from sid,
@@ -259,154 +261,151 @@ src_tree() {
 }
 
 # --- guest kernels built from source -----------------------------------------
-# guest SERIES amd64 [PATCH...]: linux-source-SERIES, with the patches
-# applied in order (patch -p1; tools/abtest.sh's src:...+P.patch), built
-# whole (bzImage and the tree the module builds against, with its
-# Module.symvers) from tinyconfig plus tests/vm/src_guest.config, with
-# gcc-12, once per machine and patch set (their contents are in the cache
-# key); prints the tree
-# (its image: arch/x86/boot/bzImage). Every option of the fragment is checked
-# in the final .config. The objects are deleted after the build: what stays
-# is what an external module build reads. ppc64el: guest_kernel_cross
-# below; arm64 guests boot Debian's own images.
-guest_kernel() {
-	local series=$1 key out tmp top start line missing=0 fragment=$here/../vm/src_guest.config p
-	arch_vars "$2"
-	shift 2
-	for p in "$@"; do [ -r "$p" ] || die "guest $series: patch $p: cannot read it"; done
-	[ "$dpkg_arch" = amd64 ] ||
-		{ log "guest $series $dpkg_arch: kernels from source are built for amd64 guests only"; exit 2; }
-	src_fetch "$series"
-	key=$( (declare -f guest_kernel; cat "$fragment"; gcc-12 --version | head -1; cat "$@") | sha256sum | cut -c1-12)
-	out=$cache/guest-$src_ver-$dpkg_arch$([ $# = 0 ] || echo "-$#p")-$key
-	[ -f "$out/arch/x86/boot/bzImage" ] && { echo "$out"; return; }
-	exec 8>"$cache/tmp/guest-$src_ver-$dpkg_arch.lock"
-	flock 8
-	[ -f "$out/arch/x86/boot/bzImage" ] && { echo "$out"; return; }
-	for t in flex bison bc make gcc-12; do command -v "$t" >/dev/null || die "$t not installed (tools/setup.sh installs it)"; done
-	[ -f /usr/include/libelf.h ] || die "libelf-dev not installed (objtool needs it; tools/setup.sh installs it)"
-	start=$(date +%s.%N)
-	tmp=$(mktemp -d "$cache/tmp/guest.XXXXXX")
-	tree_tmp=$tmp  # global: the EXIT trap reads it
-	trap 'rm -rf "$tree_tmp"' EXIT
-	top=$src_pkg
-	local ex=(--exclude="$top/Documentation/*.rst" --exclude="$top/Documentation/devicetree"
-		--exclude="$top/Documentation/translations" --exclude="$top/tools/testing"
-		--exclude="$top/tools/perf" --exclude="$top/drivers/gpu/*.[ch]" --exclude="$top/drivers/net/*.[ch]"
-		--exclude="$top/drivers/staging/*.[ch]" --exclude="$top/drivers/media/*.[ch]" --exclude="$top/sound/*.[ch]")
-	for a in alpha arc arm csky hexagon loongarch m68k microblaze mips nios2 openrisc parisc s390 sh sparc um xtensa \
-		arm64 powerpc riscv; do
-		ex+=(--exclude="$top/arch/$a/*.[chS]" --exclude="$top/arch/$a/boot" --exclude="$top/arch/$a/configs"
-			--exclude="$top/arch/$a/*.dts*")
-	done
-	dpkg-deb --fsys-tarfile "$(deb_file "$src_pkg" "$src_ver")" |
-		tar -xO --wildcards "*/$src_pkg.tar.xz" | tar -xJ -C "$tmp" --wildcards "${ex[@]}"
-	for p in "$@"; do
-		patch -p1 -d "$tmp/$top" <"$p" >>"$tmp/patch.log" 2>&1 ||
-			{ cat "$tmp/patch.log" >&2; die "guest $series: $p does not apply to $src_pkg $src_ver (above)"; }
-		log "applied $p"
-	done
-	local mk=(-C "$tmp/$top" ARCH=x86 HOSTCC=gcc-12 CC=gcc-12 PAHOLE="$no_pahole" -j"$(nproc)")
-	make -s "${mk[@]}" tinyconfig >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; die "tinyconfig failed"; }
-	"$tmp/$top/scripts/kconfig/merge_config.sh" -m -O "$tmp/$top" "$tmp/$top/.config" "$fragment" >>"$tmp/build.log" 2>&1 ||
-		{ cat "$tmp/build.log" >&2; die "merge_config failed"; }
-	make -s "${mk[@]}" olddefconfig >>"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; die "olddefconfig failed"; }
-	while IFS= read -r line; do
-		case "$line" in CONFIG_*) ;; *) continue ;; esac
-		grep -qx "$line" "$tmp/$top/.config" || { log "Kconfig dropped $line"; missing=1; }
-	done <"$fragment"
-	[ "$missing" = 0 ] || die "the $src_pkg $src_ver guest config lost options of $fragment (above)"
-	log "building $src_pkg $src_ver for the $dpkg_arch guest (once per machine)"
-	make "${mk[@]}" bzImage modules >>"$tmp/build.log" 2>&1 ||
-		{ tail -40 "$tmp/build.log" >&2; die "guest kernel build failed ($src_pkg $src_ver, $dpkg_arch)"; }
-	[ -f "$tmp/$top/Module.symvers" ] || die "the guest kernel build left no Module.symvers"
-	find "$tmp/$top" -name '*.o' -delete
-	mv "$tmp/build.log" "$tmp/$top/.build.log"
-	mv -T "$tmp/$top" "$out"
-	rm -rf "$tmp"
-	log "built $out in $(echo "$(date +%s.%N) - $start" | bc | cut -d. -f1) s"
-	echo "$out"
+# guest SERIES ARCH [PATCH...]: linux-source-SERIES with the patches applied
+# in order (patch -p1; tools/abtest.sh's src:...+P.patch), configured from
+# tinyconfig plus the architecture's fragment (guest_arch) and built whole
+# with gcc-12 (the image and the tree the module builds against, with its
+# Module.symvers), once per machine and patch set. Prints one line: "TREE
+# IMAGE MAKE_ARG...", the make arguments a module build against TREE needs.
+# Every option of the fragment is checked in the final .config. The objects
+# are deleted after the build: what stays is what an external module build
+# reads. arm64 guests boot Debian's own images.
+# CPUHP_KMATRIX_JOBS sets make -j (default: every CPU). Through ccache when
+# it is installed (objects in the cache's ccache/): an A/B's two kernels
+# differ in one patch, so the second build compiles only what the patch
+# touches (paths made relative to the tree, no debug info: the objects do
+# not depend on the temporary directory's name).
+# guest-config SERIES ARCH [PATCH...]: the same up to the configuration;
+# prints the .config and keeps nothing.
+#
+# The cache key: guest_recipe, the text of the helpers that make the tree
+# (declare -f drops comments) and the inputs: the architecture's row, its
+# fragment, the compiler, the patches. Bump guest_recipe by hand when
+# guest_kernel itself changes what it builds.
+guest_recipe=1
+
+# Only what the guest's build reads, below the source's top directory: no
+# documentation, perf or selftests, no sources of drivers tinyconfig leaves
+# out; guest_unpack adds the other architectures' code.
+guest_excludes=('Documentation/*.rst' Documentation/devicetree Documentation/translations tools/testing
+	tools/perf 'drivers/gpu/*.[ch]' 'drivers/net/*.[ch]' 'drivers/staging/*.[ch]' 'drivers/media/*.[ch]'
+	'sound/*.[ch]')
+
+# guest_arch ARCH: the architecture's row (arch_vars plus g_fragment, the
+# make target g_target, the image g_image in the tree, the compiler g_cc,
+# g_needs: a header the build needs). Returns 1 for an architecture no guest
+# is built for.
+guest_arch() {
+	arch_vars "$1"
+	case "$dpkg_arch" in
+	# objtool needs libelf
+	amd64) g_fragment=src_guest.config g_target=bzImage g_image=arch/x86/boot/bzImage
+		g_needs=/usr/include/libelf.h ;;
+	# QEMU's VOF firmware boots vmlinux like Debian's /boot/vmlinux
+	ppc64el) g_fragment=src_guest_ppc64el.config g_target=vmlinux g_image=vmlinux g_needs= ;;
+	*) return 1 ;;
+	esac
+	g_fragment=$here/../vm/$g_fragment
+	g_cc=${cross}gcc-12
 }
 
-# guest SERIES ppc64el [PATCH...]: the same for the QEMU pseries guest, cross
-# built from tinyconfig plus tests/vm/src_guest_ppc64el.config with
-# powerpc64le-linux-gnu-gcc-12; prints the tree (its image: vmlinux, which
-# QEMU's VOF firmware boots like Debian's /boot/vmlinux). A function of its
-# own because guest_kernel's code is in the amd64 cache key: the amd64
-# kernels already built keep their key. The key here holds this code, the
-# architecture, the fragment, the cross compiler and the patches.
-# CPUHP_KMATRIX_JOBS sets make -j (default: every CPU); ccache, when
-# installed, keeps its objects in the cache's ccache/.
-guest_kernel_cross() {
-	local series=$1 key out tmp top start line lost=0 fragment p img jobs=${CPUHP_KMATRIX_JOBS:-$(nproc)}
-	arch_vars "$2"
-	shift 2
-	case "$dpkg_arch" in
-	ppc64el) fragment=$here/../vm/src_guest_ppc64el.config img=vmlinux ;;
-	*) log "guest $series $dpkg_arch: kernels from source are built for amd64 and ppc64el guests only"; exit 2 ;;
-	esac
-	for p in "$@"; do [ -r "$p" ] || die "guest $series: patch $p: cannot read it"; done
-	src_fetch "$series"
-	command -v "${cross}gcc-12" >/dev/null || die "${cross}gcc-12 not installed (tools/setup.sh installs it)"
-	key=$( (declare -f guest_kernel_cross; echo "$dpkg_arch"; cat "$fragment"; "${cross}gcc-12" --version | head -1
-		cat "$@") | sha256sum | cut -c1-12)
-	out=$cache/guest-$src_ver-$dpkg_arch$([ $# = 0 ] || echo "-$#p")-$key
-	[ -f "$out/$img" ] && { echo "$out"; return; }
-	exec 8>"$cache/tmp/guest-$src_ver-$dpkg_arch.lock"
-	flock 8
-	[ -f "$out/$img" ] && { echo "$out"; return; }
-	for t in flex bison bc make gcc-12; do command -v "$t" >/dev/null || die "$t not installed (tools/setup.sh installs it)"; done
-	start=$(date +%s.%N)
-	tmp=$(mktemp -d "$cache/tmp/guest.XXXXXX")
-	tree_tmp=$tmp  # global: the EXIT trap reads it
-	trap 'rm -rf "$tree_tmp"' EXIT
-	top=$src_pkg
-	local ex=(--exclude="$top/Documentation/*.rst" --exclude="$top/Documentation/devicetree"
-		--exclude="$top/Documentation/translations" --exclude="$top/tools/testing"
-		--exclude="$top/tools/perf" --exclude="$top/drivers/gpu/*.[ch]" --exclude="$top/drivers/net/*.[ch]"
-		--exclude="$top/drivers/staging/*.[ch]" --exclude="$top/drivers/media/*.[ch]" --exclude="$top/sound/*.[ch]")
+# src_make_args [WRAPPER]: sets mk_args, what make needs to build in or
+# against a tree made here from source (src_tree, guest_kernel): the
+# architecture, gcc-12 (run through WRAPPER, e.g. ccache), no pahole
+src_make_args() {
+	mk_args=(ARCH="$karch")
+	[ -z "$cross" ] || mk_args+=(CROSS_COMPILE="$cross")
+	mk_args+=(CC="${1:+$1 }${cross}gcc-12" HOSTCC=gcc-12 PAHOLE="$no_pahole")
+}
+
+# guest_unpack DIR PATCH...: $src_pkg's source in DIR/$src_pkg, less
+# guest_excludes and the other architectures' code (their Kconfig files
+# stay: crypto/Kconfig sources every arch/*/crypto/Kconfig), the patches
+# applied in order
+guest_unpack() {
+	local dir=$1 top=$src_pkg a p
+	shift
+	local ex=("${guest_excludes[@]/#/--exclude=$top/}")
 	for a in alpha arc arm csky hexagon loongarch m68k microblaze mips nios2 openrisc parisc s390 sh sparc um xtensa \
 		x86 arm64 powerpc riscv; do
 		[ "$a" = "$karch" ] || ex+=(--exclude="$top/arch/$a/*.[chS]" --exclude="$top/arch/$a/boot"
 			--exclude="$top/arch/$a/configs" --exclude="$top/arch/$a/*.dts*")
 	done
 	dpkg-deb --fsys-tarfile "$(deb_file "$src_pkg" "$src_ver")" |
-		tar -xO --wildcards "*/$src_pkg.tar.xz" | tar -xJ -C "$tmp" --wildcards "${ex[@]}"
+		tar -xO --wildcards "*/$src_pkg.tar.xz" | tar -xJ -C "$dir" --wildcards "${ex[@]}"
 	for p in "$@"; do
-		patch -p1 -d "$tmp/$top" <"$p" >>"$tmp/patch.log" 2>&1 ||
-			{ cat "$tmp/patch.log" >&2; die "guest $series: $p does not apply to $src_pkg $src_ver (above)"; }
+		patch -p1 -d "$dir/$top" <"$p" >>"$dir/patch.log" 2>&1 ||
+			{ cat "$dir/patch.log" >&2; die "$p does not apply to $src_pkg $src_ver (above)"; }
 		log "applied $p"
 	done
-	# Through ccache when it is installed: an A/B's two kernels differ in
-	# one patch, so the second build compiles only what the patch touches
-	# (paths made relative to the tree, no debug info: the objects do not
-	# depend on the temporary directory's name).
-	local cc="${cross}gcc-12"
-	if command -v ccache >/dev/null; then
-		cc="ccache $cc"
-		export CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$tmp/$top CCACHE_MAXSIZE=4G
-	fi
-	local mk=(-C "$tmp/$top" ARCH="$karch" CROSS_COMPILE="$cross" HOSTCC=gcc-12 CC="$cc"
-		PAHOLE="$no_pahole" -j"$jobs")
-	make -s "${mk[@]}" tinyconfig >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; die "tinyconfig failed"; }
-	"$tmp/$top/scripts/kconfig/merge_config.sh" -m -O "$tmp/$top" "$tmp/$top/.config" "$fragment" >>"$tmp/build.log" 2>&1 ||
-		{ cat "$tmp/build.log" >&2; die "merge_config failed"; }
-	make -s "${mk[@]}" olddefconfig >>"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; die "olddefconfig failed"; }
+}
+
+# guest_configure TREE LOG MAKE_ARG...: tinyconfig plus g_fragment; fails
+# naming each option of the fragment Kconfig dropped
+guest_configure() {
+	local tree=$1 blog=$2 line lost=0
+	shift 2
+	make -s -C "$tree" "$@" tinyconfig >"$blog" 2>&1 || { cat "$blog" >&2; die "tinyconfig failed"; }
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$tree" "$tree/.config" "$g_fragment" >>"$blog" 2>&1 ||
+		{ cat "$blog" >&2; die "merge_config failed"; }
+	make -s -C "$tree" "$@" olddefconfig >>"$blog" 2>&1 || { cat "$blog" >&2; die "olddefconfig failed"; }
 	while IFS= read -r line; do
 		case "$line" in CONFIG_*) ;; *) continue ;; esac
-		grep -qx "$line" "$tmp/$top/.config" || { log "Kconfig dropped $line"; lost=1; }
-	done <"$fragment"
-	[ "$lost" = 0 ] || die "the $src_pkg $src_ver $dpkg_arch guest config lost options of $fragment (above)"
+		grep -qx "$line" "$tree/.config" || { log "Kconfig dropped $line"; lost=1; }
+	done <"$g_fragment"
+	[ "$lost" = 0 ] || die "the $src_pkg $src_ver $dpkg_arch guest config lost options of $g_fragment (above)"
+}
+
+# guest_kernel SERIES ARCH [PATCH...] (guest_config_only=1: guest-config)
+guest_kernel() {
+	local series=$1 key out tmp start p t wrap="" jobs=${CPUHP_KMATRIX_JOBS:-$(nproc)}
+	guest_arch "$2" ||
+		{ log "guest $series $2: kernels from source are built for amd64 and ppc64el guests only"; exit 2; }
+	shift 2
+	for p in "$@"; do [ -r "$p" ] || die "guest $series: patch $p: cannot read it"; done
+	src_fetch "$series"
+	src_make_args
+	for t in flex bison bc make gcc-12 "$g_cc"; do
+		command -v "$t" >/dev/null || die "$t not installed (tools/setup.sh installs it)"
+	done
+	[ -z "$g_needs" ] || [ -f "$g_needs" ] || die "no $g_needs (tools/setup.sh installs it)"
+	key=$( (echo "guest_recipe=$guest_recipe"; declare -f src_make_args guest_unpack guest_configure
+		printf '%s\n' "$dpkg_arch" "$g_target" "$g_image" "$no_pahole" "${guest_excludes[@]}"
+		cat "$g_fragment"; "$g_cc" --version | head -1; cat "$@") | sha256sum | cut -c1-12)
+	out=$cache/guest-$src_ver-$dpkg_arch$([ $# = 0 ] || echo "-$#p")-$key
+	if [ "${guest_config_only:-0}" = 0 ]; then
+		[ -f "$out/$g_image" ] && { echo "$out $out/$g_image ${mk_args[*]}"; return; }
+		exec 8>"$cache/tmp/guest-$src_ver-$dpkg_arch.lock"
+		flock 8
+		[ -f "$out/$g_image" ] && { echo "$out $out/$g_image ${mk_args[*]}"; return; }
+	fi
+	start=$(date +%s.%N)
+	tmp=$(mktemp -d "$cache/tmp/guest.XXXXXX")
+	tree_tmp=$tmp  # global: the EXIT trap reads it
+	trap 'rm -rf "$tree_tmp"' EXIT
+	guest_unpack "$tmp" "$@"
+	if command -v ccache >/dev/null; then
+		wrap=ccache
+		export CCACHE_DIR=$cache/ccache CCACHE_BASEDIR=$tmp/$src_pkg CCACHE_MAXSIZE=4G
+	fi
+	src_make_args "$wrap"
+	local mk=("${mk_args[@]}" -j"$jobs")
+	guest_configure "$tmp/$src_pkg" "$tmp/build.log" "${mk[@]}"
+	if [ "${guest_config_only:-0}" = 1 ]; then
+		cat "$tmp/$src_pkg/.config"
+		return
+	fi
 	log "building $src_pkg $src_ver for the $dpkg_arch guest (once per machine and patch set, make -j$jobs)"
-	make "${mk[@]}" "$img" modules >>"$tmp/build.log" 2>&1 ||
+	make -C "$tmp/$src_pkg" "${mk[@]}" "$g_target" modules >>"$tmp/build.log" 2>&1 ||
 		{ tail -40 "$tmp/build.log" >&2; die "guest kernel build failed ($src_pkg $src_ver, $dpkg_arch)"; }
-	[ -f "$tmp/$top/Module.symvers" ] || die "the guest kernel build left no Module.symvers"
-	find "$tmp/$top" -name '*.o' -delete
-	mv "$tmp/build.log" "$tmp/$top/.build.log"
-	mv -T "$tmp/$top" "$out"
+	[ -f "$tmp/$src_pkg/Module.symvers" ] || die "the guest kernel build left no Module.symvers"
+	find "$tmp/$src_pkg" -name '*.o' -delete
+	mv "$tmp/build.log" "$tmp/$src_pkg/.build.log"
+	mv -T "$tmp/$src_pkg" "$out"
 	rm -rf "$tmp"
 	log "built $out in $(echo "$(date +%s.%N) - $start" | bc | cut -d. -f1) s"
-	echo "$out"
+	src_make_args
+	echo "$out $out/$g_image ${mk_args[*]}"
 }
 
 # cell_kdir CELL: sets kdir and mk_args
@@ -423,7 +422,7 @@ cell_kdir() {
 	case "$series" in
 	# no vmlinux, so no Module.symvers: modpost cannot check the kernel
 	# symbols the module uses; it lists them as warnings (filtered below)
-	src*) mk_args+=(CC="${cross}gcc-12" HOSTCC=gcc-12 KBUILD_MODPOST_WARN=1 PAHOLE="$no_pahole") ;;
+	src*) src_make_args; mk_args+=(KBUILD_MODPOST_WARN=1) ;;
 	# Debian's 6.12 config has DEBUG_INFO_BTF_MODULES: BTF needs pahole
 	# (dwarves) and a vmlinux; the compile matrix does not need BTF.
 	deb6.12) mk_args+=(CONFIG_DEBUG_INFO_BTF_MODULES=) ;;
@@ -480,12 +479,10 @@ kdir) cell_kdir "${1:?kdir CELL}"; echo "$kdir ${mk_args[*]}" ;;
 build) cell_build "${1:?build CELL [SRC]}" "$(realpath "${2:-$here/../..}")" ;;
 debian) debian_root "${1:?debian SERIES ARCH}" "${2:?debian SERIES ARCH}" ;;
 image) image_root "${1:?image SERIES ARCH}" "${2:?image SERIES ARCH}" ;;
-guest)
-	case "${2:-}" in
-	amd64) guest_kernel "${1:?guest SERIES amd64|ppc64el [PATCH...]}" "$2" "${@:3}" ;;
-	*) guest_kernel_cross "${1:?guest SERIES amd64|ppc64el [PATCH...]}" "${2:?guest SERIES amd64|ppc64el [PATCH...]}" "${@:3}" ;;
-	esac ;;
-*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH|guest SERIES amd64|ppc64el [PATCH...]" >&2; exit 2 ;;
+guest | guest-config)
+	[ "$cmd" = guest ] || guest_config_only=1
+	guest_kernel "${1:?$cmd SERIES amd64|ppc64el [PATCH...]}" "${2:?$cmd SERIES amd64|ppc64el [PATCH...]}" "${@:3}" ;;
+*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH|guest SERIES amd64|ppc64el [PATCH...]|guest-config SERIES amd64|ppc64el [PATCH...]" >&2; exit 2 ;;
 esac
 }
 # one line: bash has read the whole script before it runs (safe to edit meanwhile)

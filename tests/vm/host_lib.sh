@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash disable=SC2034  # sets variables its callers read
-# Sourced by the host-side guest runners (run_vm_test.sh, run_real_guest.sh).
+# Sourced by the host-side guest runners (run_vm_test.sh, run_real_guest.sh,
+# vm_test.sh) and tools/abtest.sh.
 
 # copy_libs ROOT ELF...: copies into the initramfs tree ROOT the shared
 # libraries (and loader) the host's ELF files need, at the same paths.
@@ -11,6 +12,25 @@ copy_libs() {
 		while read -r lib; do
 			[ -e "$root$lib" ] || { mkdir -p "$root$(dirname "$lib")" && cp -L "$lib" "$root$lib"; }
 		done
+}
+#
+# debs_unpacked CACHE NAME PKG...: downloads the packages (apt-get download
+# PKG...) into a new temporary directory CACHE/.NAME.XXXXXX and unpacks them
+# into its root/; sets du_tmp to that directory. A failed download: its
+# output on stderr, nothing left, return 1.
+debs_unpacked() {
+	local cache=$1 name=$2 d
+	shift 2
+	mkdir -p "$cache"
+	du_tmp=$(mktemp -d "$cache/.$name.XXXXXX")
+	mkdir -p "$du_tmp/debs"
+	if ! (cd "$du_tmp/debs" && apt-get download -q "$@") >"$du_tmp/download.log" 2>&1; then
+		cat "$du_tmp/download.log" >&2
+		rm -rf "$du_tmp"
+		return 1
+	fi
+	for d in "$du_tmp"/debs/*.deb; do dpkg-deb -x "$d" "$du_tmp/root"; done
+	rm -rf "$du_tmp/debs"
 }
 #
 # boot_guest WORK TIMEOUT_S QEMU ARGS...: runs QEMU (its stdin /dev/null)
@@ -160,7 +180,7 @@ guest_arch_setup() {
 # kconfig, busybox. Returns 1 (skip) when apt does not know the packages, 2
 # (fail) when their download fails; dk_why says why.
 debian_kernel() {
-	local arch=$1 series=$2 cache=$3 abi_pkg kbuild_pkg common l d tmp dir
+	local arch=$1 series=$2 cache=$3 abi_pkg kbuild_pkg common l tmp dir
 	meta=linux-image-$flavour
 	[ "$series" = 6.1 ] || meta=linux-image-$series-$flavour
 	abi_pkg=$(apt-cache depends "$meta:$arch" 2>/dev/null |
@@ -175,22 +195,13 @@ debian_kernel() {
 	dir=$cache/vm-kernel-$abi-$flavour-$kver
 	kroot=$dir/root
 	if [ ! -f "$dir/.done" ]; then
-		mkdir -p "$cache"
-		tmp=$(mktemp -d "$cache/.vm-kernel-$flavour.XXXXXX")
-		mkdir -p "$tmp/debs"
 		# kbuild is the host's build of the same version: its modpost
 		# and fixdep run here and handle every target.
-		if ! (cd "$tmp/debs" && apt-get download -q "$abi_pkg:$arch=$kver" \
+		debs_unpacked "$cache" "vm-kernel-$flavour" "$abi_pkg:$arch=$kver" \
 			"linux-headers-$abi-$flavour:$arch=$kver" "linux-headers-$abi-common=$kver" \
-			"$kbuild_pkg:$(dpkg --print-architecture)=$kver" "busybox-static:$arch") \
-			>"$tmp/download.log" 2>&1; then
-			cat "$tmp/download.log" >&2
-			rm -rf "$tmp"
-			dk_why="apt-get download of $abi_pkg:$arch and its headers failed"
-			return 2
-		fi
-		for d in "$tmp"/debs/*.deb; do dpkg-deb -x "$d" "$tmp/root"; done
-		rm -rf "$tmp/debs"
+			"$kbuild_pkg:$(dpkg --print-architecture)=$kver" "busybox-static:$arch" ||
+			{ dk_why="apt-get download of $abi_pkg:$arch and its headers failed"; return 2; }
+		tmp=$du_tmp
 		# The arch headers name the common tree and kbuild by absolute
 		# paths: point them into the cache, where the tree is renamed to.
 		common=$kroot/usr/src/linux-headers-$abi-common
@@ -238,16 +249,9 @@ target_python() {
 	key=$(printf '%s\n' python-layout-1 "${versions[@]}" | sha256sum | cut -c1-16)
 	sysroot=$cache/python-$arch-$key
 	if [ ! -f "$sysroot/.done" ]; then
-		mkdir -p "$cache"
-		tmp=$(mktemp -d "$cache/.python-$arch.XXXXXX")
-		mkdir -p "$tmp/debs"
-		if ! (cd "$tmp/debs" && apt-get download -q "${versions[@]}") >"$tmp/download.log" 2>&1; then
-			cat "$tmp/download.log" >&2
-			rm -rf "$tmp"
-			tp_why="apt-get download of $pyver for $arch failed"
-			return 1
-		fi
-		for d in "$tmp"/debs/*.deb; do dpkg-deb -x "$d" "$tmp/root"; done
+		debs_unpacked "$cache" "python-$arch" "${versions[@]}" ||
+			{ tp_why="apt-get download of $pyver for $arch failed"; return 1; }
+		tmp=$du_tmp
 		printf '%s\n' "${versions[@]}" >"$tmp/root/.packages"
 		touch "$tmp/root/.done"
 		rm -rf "$sysroot"
@@ -297,3 +301,69 @@ for m in sys.modules.values():
 	done
 	find "$root$dist" -name '*.so' -delete
 }
+#
+# --- guest preparation, shared by run_vm_test.sh and tools/abtest.sh --------
+# src_guest SRC CACHE SERIES ARCH [PATCH...]: linux-source-SERIES (plus the
+# patches) built for an ARCH guest by SRC's tests/kmatrix/kernel_tree.sh
+# guest, cached in CACHE/kmatrix. Sets sg_kdir (the tree), sg_image (what
+# QEMU boots) and the array sg_kmake (the make arguments a module build
+# against the tree needs: kernel_tree.sh names them). Returns
+# kernel_tree.sh's status (2: no such guest).
+src_guest() {
+	local src=$1 cache=$2 line rc=0
+	shift 2
+	line=$(CPUHP_KMATRIX_CACHE=$cache/kmatrix bash "$src/tests/kmatrix/kernel_tree.sh" guest "$@") || rc=$?
+	[ $rc = 0 ] || return $rc
+	read -r sg_kdir sg_image line <<< "$line"
+	read -r -a sg_kmake <<< "$line"
+}
+#
+# guest_module SRC KDIR MOD LOG [MAKE_ARG...]: builds the module of the tree
+# SRC (Kbuild, kmod/) against KDIR with W=1 in MOD, a fresh copy (SRC stays
+# clean), make's output in LOG; returns make's status. No module BTF:
+# Debian's 6.12 headers ship vmlinux, so kbuild would run pahole (package
+# dwarves) on the .ko; nothing here reads a module's BTF.
+guest_module() {
+	local src=$1 kdir=$2 mod=$3 mlog=$4
+	shift 4
+	rm -rf "$mod" && mkdir -p "$mod/kmod/uapi" && cp "$src/Kbuild" "$mod/" &&
+		cp "$src"/kmod/Kbuild "$src"/kmod/*.c "$mod/kmod/" && cp "$src"/kmod/uapi/*.h "$mod/kmod/uapi/" || return 1
+	make -C "$kdir" M="$mod" "$@" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= modules >"$mlog" 2>&1
+}
+#
+# guest_busybox ARCH CACHE: sets busybox, a static busybox for an ARCH
+# guest: the host's (busybox-static) on the host's architecture, else
+# ARCH's busybox-static, fetched once into CACHE/busybox-ARCH. Returns 1
+# with gb_why set when it cannot.
+guest_busybox() {
+	local arch=$1 cache=$2
+	if [ "$arch" = "$(dpkg --print-architecture)" ]; then
+		busybox=/bin/busybox
+		[ -x "$busybox" ] || { gb_why="busybox-static is not installed"; return 1; }
+		return 0
+	fi
+	busybox=$cache/busybox-$arch/bin/busybox
+	[ ! -x "$busybox" ] || return 0
+	debs_unpacked "$cache" "busybox-$arch" "busybox-static:$arch" ||
+		{ gb_why="apt-get download busybox-static:$arch failed"; return 1; }
+	mv -T "$du_tmp/root" "$cache/busybox-$arch" 2>/dev/null || true  # another job may have won the race
+	rm -rf "$du_tmp"
+	[ -x "$busybox" ] || { gb_why="busybox-static:$arch has no /bin/busybox"; return 1; }
+}
+#
+# initramfs_base ROOT SRC BUSYBOX: a fresh initramfs tree ROOT with the
+# directories, the busybox applets and /dev/console the guests' /init
+# scripts use, and SRC's tests/vm/guest_lib.sh in bin/
+initramfs_base() {
+	local rd=$1 t
+	rm -rf "$rd" && mkdir -p "$rd"/{bin,sbin,proc,sys,dev,tmp,etc,lib64,usr/lib,run,var/lib}
+	cp "$3" "$rd/bin/busybox"
+	mknod -m 600 "$rd/dev/console" c 5 1
+	for t in sh mount insmod rmmod lsmod cat echo sleep base64 dd printf grep poweroff sync ls sed; do
+		ln -s busybox "$rd/bin/$t"
+	done
+	cp "$2/tests/vm/guest_lib.sh" "$rd/bin/guest_lib.sh"
+}
+#
+# initramfs_pack ROOT FILE: the tree ROOT as a gzipped newc cpio archive
+initramfs_pack() { (cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) >"$2"; }

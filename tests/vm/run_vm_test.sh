@@ -103,28 +103,14 @@ src*)
     exit 0
   fi
   rc=0
-  own_kdir=$(bash "$src/tests/kmatrix/kernel_tree.sh" guest "${series#src}" "$arch") || rc=$?
+  src_guest "$src" "$cache" "${series#src}" "$arch" || rc=$?
   [ $rc = 0 ] || { log "building the ${series#src} guest kernel failed (above)"; exit $((rc == 2 ? 2 : 1)); }
-  own_kernel=$own_kdir/arch/x86/boot/bzImage
-  # the tree was built with gcc-12 and no pahole (kernel_tree.sh): the same here
-  kmake=(CC=gcc-12 HOSTCC=gcc-12 PAHOLE=/nonexistent/pahole) ;;
+  own_kdir=$sg_kdir own_kernel=$sg_image kmake=("${sg_kmake[@]}") ;;
 esac
 if [ -n "$own_kernel" ]; then
   kernel=$(realpath "$own_kernel") hdrs=$(realpath "$own_kdir") kconfig=$hdrs/.config
   log "kernel $kernel, module built against $hdrs"
-  if [ "$arch" != "$(dpkg --print-architecture)" ]; then
-    broot=$cache/busybox-$arch
-    if [ ! -x "$broot/bin/busybox" ]; then
-      tmp=$(mktemp -d "$cache/.busybox-$arch.XXXXXX")
-      mkdir -p "$tmp/debs"
-      (cd "$tmp/debs" && apt-get download -q "busybox-static:$arch") >"$tmp/download.log" 2>&1 ||
-        { cat "$tmp/download.log" >&2; rm -rf "$tmp"; log "apt-get download busybox-static:$arch failed"; exit 1; }
-      dpkg-deb -x "$tmp"/debs/*.deb "$tmp/root"
-      mv -T "$tmp/root" "$broot" 2>/dev/null || [ -x "$broot/bin/busybox" ]  # another job won the race
-      rm -rf "$tmp"
-    fi
-    busybox=$broot/bin/busybox
-  fi
+  guest_busybox "$arch" "$cache" || { log "$gb_why"; exit 1; }
 else
   dk=0
   debian_kernel "$arch" "$series" "$cache" || dk=$?
@@ -140,27 +126,17 @@ fi
 
 # --- module, reader, daemon -------------------------------------------------
 mod=$work/mod
-rm -rf "$mod" && mkdir -p "$mod/kmod/uapi"
-cp "$src/Kbuild" "$mod/" && cp "$src"/kmod/Kbuild "$src"/kmod/*.c "$mod/kmod/" && cp "$src"/kmod/uapi/*.h "$mod/kmod/uapi/"
 # Robust mode loads a torture build: its return handlers linger 5 ms, so the
 # insmod/rmmod cycles meet one running (kmod/cpuhp_probe.c, cp_ret_clock()).
 [ "$mode" != robust ] || kmake+=("KCFLAGS=-DCPUHP_PROBE_TORTURE_RET_MS=${CPUHP_VM_TORTURE_RET_MS:-5}")
-# No module BTF: Debian's 6.12 headers ship vmlinux, so kbuild would run
-# pahole (package dwarves) on the .ko; nothing here reads a module's BTF.
-make -C "$hdrs" M="$mod" "${cross[@]}" "${kmake[@]}" W=1 CONFIG_DEBUG_INFO_BTF_MODULES= modules >"$work/kbuild.log" 2>&1 ||
-  { cat "$work/kbuild.log"; exit 1; }
+guest_module "$src" "$hdrs" "$mod" "$work/kbuild.log" "${cross[@]}" "${kmake[@]}" || { cat "$work/kbuild.log"; exit 1; }
 if grep -E 'warning:|error:' "$work/kbuild.log"; then log "module build has warnings"; exit 1; fi
 "$cc" -static -O2 -Wall -Wextra -Werror -o "$work/cpuhp_probe_dump" "$src/tests/vm/cpuhp_probe_dump.c"
 "$cc" -static -O2 -Wall -Wextra -Werror -o "$work/cpuhp_probe_review" "$src/tests/vm/cpuhp_probe_review.c"
 
 rd=$work/initramfs
-rm -rf "$rd" && mkdir -p "$rd"/{bin,sbin,proc,sys,dev,tmp,lib64,usr/lib,run,var/lib}
-[ -x "$busybox" ] || busybox=/bin/busybox  # own kernel on the host's arch, or an old cache
-cp "$busybox" "$rd/bin/busybox"
-mknod -m 600 "$rd/dev/console" c 5 1
-for t in sh mount insmod rmmod lsmod cat echo sleep base64 dd printf grep poweroff sync ls sed; do
-  ln -s busybox "$rd/bin/$t"
-done
+[ -x "$busybox" ] || busybox=/bin/busybox  # an old cache
+initramfs_base "$rd" "$src" "$busybox"
 cp "$mod/kmod/cpuhp_probe.ko" "$work/cpuhp_probe_dump" "$work/cpuhp_probe_review" "$rd/bin/"
 if [ "$daemon" = 1 ]; then
   if [ "$arch" != "$(dpkg --print-architecture)" ]; then
@@ -176,7 +152,6 @@ if [ "$daemon" = 1 ]; then
   copy_libs "$rd" "$build/cpuhp-stress"
   fi
 fi
-cp "$src/tests/vm/guest_lib.sh" "$rd/bin/guest_lib.sh"
 cp "$src/tests/vm/guest_init.sh" "$rd/init"
 if [ "$mode" != kmod ]; then
   cp "$src/tests/vm/guest_$mode.sh" "$rd/init"
@@ -184,7 +159,7 @@ if [ "$mode" != kmod ]; then
     "$src/tests/vm/cpuhp_probe_torture.c"
 fi
 chmod +x "$rd/init"
-(cd "$rd" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"
+initramfs_pack "$rd" "$work/initramfs.cpio.gz"
 
 # --- boot -------------------------------------------------------------------
 log "booting $qemu, $smp vCPUs, $ops operations per run"
