@@ -4,7 +4,7 @@
 // so that a crafted one is refused in one line ("<file>: <JSON pointer>:
 // ...") before it costs memory or minutes; within them, reading, merging
 // and comparing cost time and memory linear in the input (a parsed report
-// takes about 15 times its size in memory).
+// takes 10 to 20 times its size in memory).
 #pragma once
 
 #include <cstddef>
