@@ -9,12 +9,15 @@
 
 #include "machine/hotplug_states.h"
 #include "machine/sim_cpu_control.h"
+#include "report/merge.h"
 #include "run/oplog.h"
 #include "run/runner.h"
 #include "sources/trace_join.h"
 #include "sources/trace_parser.h"
 #include "stats/histogram.h"
+#include "stats/quantile_ci.h"
 #include "stats/run_stats.h"
+#include "testing/synthetic_report.h"
 #include "util/rng.h"
 
 namespace cpuhp {
@@ -122,6 +125,44 @@ void BM_JoinWrite(benchmark::State& state) {
   state.counters["events_per_write"] = static_cast<double>(events.size()) / 2;
 }
 BENCHMARK(BM_JoinWrite);
+
+// merge of two boots with an array of range(0) small rows each, per row:
+// flat across sizes when matching is linear (issue 29.8: a linear search
+// per row made 100k rows take 20 s).
+void BM_MergeRows(benchmark::State& state) {
+  const nlohmann::json base = SyntheticReport(SyntheticSpec{});
+  std::vector<nlohmann::json> boots;
+  for (int b = 0; b < 2; ++b) {
+    nlohmann::json r = base;
+    r["host"]["boot_id"] = "boot-" + std::to_string(b);
+    nlohmann::json rows = nlohmann::json::array();
+    for (int64_t i = 0; i < state.range(0); ++i)
+      rows.push_back({{"name", "row-" + std::to_string(i)}, {"hits", 1}});
+    r["timing_sources"]["crafted"] = {{"rows", std::move(rows)}};
+    boots.push_back(std::move(r));
+  }
+  for (auto _ : state) {
+    nlohmann::json pooled;
+    std::string err;
+    if (!MergeReports({"a.json", "b.json"}, boots, &pooled, &err))
+      state.SkipWithError(err.c_str());
+    benchmark::DoNotOptimize(pooled);
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_MergeRows)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+// compare's bootstrap of one summary of 2000 operations in 2000 buckets
+// (the worst case of the exact binomial, issue 29.8's crafted rows): the
+// p50 interval, 2000 resamples, per summary and side pair.
+void BM_QuantileIntervalWorstCase(benchmark::State& state) {
+  Histogram h;
+  for (int i = 0; i < 2000; ++i)
+    h.Record(Histogram::BucketLow(1100 + i));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(QuantileRatioInterval(h, h, 0.5, 0.95, 2000, 1));
+}
+BENCHMARK(BM_QuantileIntervalWorstCase)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace cpuhp

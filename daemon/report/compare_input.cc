@@ -22,41 +22,68 @@ constexpr const char* kDirs[] = {"offline", "online"};
 
 constexpr size_t kHistogramBuckets = Histogram::kOctaves * Histogram::kSubBuckets;
 
-// Refuses a "buckets" array longer than a histogram has buckets. `path`
-// holds the JSON pointer's segments down to `j`, joined only for the error.
-bool CheckBuckets(const json& j, std::vector<std::string>* path, const std::string& source,
-                  std::string* err) {
-  auto fail = [&](size_t n) {
-    std::string where;
-    for (const std::string& seg : *path)
-      where += "/" + seg;
-    *err = Fmt("%s: %s/buckets: %zu buckets, more than the %zu a histogram has", source.c_str(),
-               where.c_str(), n, kHistogramBuckets);
-    return false;
-  };
-  if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) {
-      if (k == "buckets" && v.is_array() && v.size() > kHistogramBuckets)
-        return fail(v.size());
-      if (v.is_structured()) {
-        path->push_back(k);
-        if (!CheckBuckets(v, path, source, err))
+// Counts the summaries and histogram buckets of the whole report, wherever
+// they sit, and refuses the first place that crosses a limit (or a
+// "buckets" array longer than a histogram has buckets). `path` holds the
+// JSON pointer's segments down to `j`, joined only for the error.
+class SizeCheck {
+ public:
+  SizeCheck(const ReportLimits& limits, const std::string& source, std::string* err)
+      : limits_(limits), source_(source), err_(err) {}
+
+  bool Walk(const json& j) {
+    if (j.is_object()) {
+      if (report_json::IsSummary(j) && ++summaries_ > limits_.summaries)
+        return Fail(
+            Fmt("more than %zu latency summaries (the limit of a report)", limits_.summaries));
+      for (const auto& [k, v] : j.items()) {
+        path_.push_back(k);
+        if (k == "buckets" && v.is_array() && !Buckets(v.size()))
           return false;
-        path->pop_back();
+        if (v.is_structured() && !Walk(v))
+          return false;
+        path_.pop_back();
+      }
+    } else if (j.is_array()) {
+      for (size_t i = 0; i < j.size(); ++i) {
+        if (!j[i].is_structured())
+          continue;
+        path_.push_back(std::to_string(i));
+        if (!Walk(j[i]))
+          return false;
+        path_.pop_back();
       }
     }
-  } else if (j.is_array()) {
-    for (size_t i = 0; i < j.size(); ++i) {
-      if (!j[i].is_structured())
-        continue;
-      path->push_back(std::to_string(i));
-      if (!CheckBuckets(j[i], path, source, err))
-        return false;
-      path->pop_back();
-    }
+    return true;
   }
-  return true;
-}
+
+ private:
+  bool Buckets(size_t n) {
+    if (n > kHistogramBuckets)
+      return Fail(Fmt("%zu buckets, more than the %zu a histogram has", n, kHistogramBuckets));
+    buckets_ += n;
+    if (buckets_ > limits_.buckets)
+      return Fail(
+          Fmt("more than %zu histogram buckets in the report's histograms together (the "
+              "limit of a report; compare bootstraps each summary over its buckets)",
+              limits_.buckets));
+    return true;
+  }
+  bool Fail(const std::string& what) {
+    std::string where;
+    for (const std::string& seg : path_)
+      where += "/" + JsonPointerToken(seg);
+    *err_ = source_ + ": " + where + ": " + what;
+    return false;
+  }
+
+  const ReportLimits& limits_;
+  const std::string& source_;
+  std::string* err_;
+  std::vector<std::string> path_;
+  size_t summaries_ = 0;
+  size_t buckets_ = 0;
+};
 
 }  // namespace
 
@@ -80,39 +107,26 @@ bool ParseReport(const std::string& text, const std::string& source, json* out, 
       return false;
     }
   }
-  std::vector<std::string> path;
-  if (!CheckBuckets(j, &path, source, err))
-    return false;
-  size_t level_buckets = 0;
   for (const char* dir : kDirs) {
     const json& rows = Get(j["per_online_count"], dir);
-    if (!rows.is_array())
-      continue;
-    if (rows.size() > limits.level_rows) {
+    if (rows.is_array() && rows.size() > limits.level_rows) {
       *err =
           Fmt("%s: /per_online_count/%s: %zu rows, more than the %zu online CPU counts a "
               "machine can have",
               source.c_str(), dir, rows.size(), limits.level_rows);
       return false;
     }
-    for (const json& row : rows)
-      if (const json& b = Get(Get(row, "histogram"), "buckets"); b.is_array())
-        level_buckets += b.size();
   }
-  if (level_buckets > limits.level_buckets) {
-    *err =
-        Fmt("%s: /per_online_count: %zu histogram buckets in its rows, more than %zu (each row "
-            "is bootstrapped over its buckets)",
-            source.c_str(), level_buckets, limits.level_buckets);
+  if (!SizeCheck(limits, source, err).Walk(j))
     return false;
-  }
   *out = std::move(j);
   return true;
 }
 
 bool LoadReport(const std::string& path, json* out, std::string* err) {
   std::string text;
-  return ReadSmallFile(path, kMaxReportBytes, &text, err, nullptr, FileKind::kRegularOnly) &&
+  return ReadSmallFile(path, ReportLimits{}.report_bytes, &text, err, nullptr,
+                       FileKind::kRegularOnly) &&
          ParseReport(text, path, out, err);
 }
 

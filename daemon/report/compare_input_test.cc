@@ -7,6 +7,8 @@
 #include <cstdio>
 
 #include "report/compare.h"
+#include "stats/histogram.h"
+#include "stats/run_stats.h"
 #include "testing/synthetic_report.h"
 #include "util/json_file.h"
 
@@ -14,6 +16,43 @@ namespace cpuhp {
 namespace {
 
 using nlohmann::json;
+
+// The latency summaries and histogram buckets of `j`, counted
+// independently of SizeCheck.
+struct Sizes {
+  size_t summaries = 0;
+  size_t buckets = 0;
+};
+void CountSizes(const json& j, Sizes* s) {
+  if (j.is_object() && j.contains("count") && j.contains("p50_ns"))
+    ++s->summaries;
+  if (j.is_object() && j.contains("buckets") && j.contains("m2"))
+    s->buckets += j["buckets"].size();
+  if (j.is_structured())
+    for (const json& v : j)
+      CountSizes(v, s);
+}
+Sizes SizesOf(const json& j) {
+  Sizes s;
+  CountSizes(j, &s);
+  return s;
+}
+
+// A timing source's rows: `n` latency summaries with a histogram of
+// `buckets` buckets each, as a crafted report puts them.
+json CraftedSource(int n, int buckets) {
+  Histogram h;
+  for (int i = 0; i < buckets; ++i)
+    h.Record(Histogram::BucketLow(1100 + i));
+  json summary = SummarizeHistogram(h);
+  summary["histogram"] = h.ToJson();
+  json rows = json::array();
+  for (int i = 0; i < n; ++i) {
+    rows.push_back(summary);
+    rows.back()["name"] = "s" + std::to_string(i);
+  }
+  return {{"status", "ok"}, {"rows", rows}};
+}
 
 // Issue 16: a crafted report costs one line and exit 2, not minutes and a
 // gigabyte: an array past any report's size (a 10-million-element one was
@@ -63,7 +102,7 @@ TEST(CompareTest, CraftedSizesAreRefusedNamingTheField) {
             "r.json: /directions/online/histogram/buckets: 4353 buckets, more than the 4352 a "
             "histogram has");
 
-  // The buckets of all level rows together (limit lowered: a million
+  // The buckets of all histograms together (limit lowered: a million
   // buckets would make this test slow, not different).
   json heavy = r;
   json row = r["per_online_count"]["offline"][0];
@@ -73,14 +112,16 @@ TEST(CompareTest, CraftedSizesAreRefusedNamingTheField) {
   for (const char* dir : {"offline", "online"})
     heavy["per_online_count"][dir] = json::array({row, row});
   ReportLimits limits;
-  limits.level_buckets = 1000;
+  limits.buckets = 1000 + SizesOf(r["directions"]).buckets;
   EXPECT_TRUE(ParseReport(DumpJson(heavy), "r.json", &got, &err, limits)) << err;
   heavy["per_online_count"]["offline"].push_back(row);
   EXPECT_FALSE(ParseReport(DumpJson(heavy), "r.json", &got, &err, limits));
-  EXPECT_EQ(err,
-            "r.json: /per_online_count: 1250 histogram buckets in its rows, more than 1000 "
-            "(each row is bootstrapped over its buckets)");
-  EXPECT_EQ(ReportLimits{}.level_buckets, 1000000u);
+  // Keys in order: offline's three rows, then online's first two.
+  EXPECT_EQ(err, "r.json: /per_online_count/online/1/histogram/buckets: more than " +
+                     std::to_string(limits.buckets) +
+                     " histogram buckets in the report's histograms together (the limit of a "
+                     "report; compare bootstraps each summary over its buckets)");
+  EXPECT_EQ(ReportLimits{}.buckets, 1000000u);
 
   // The commands: exit 2, the file named.
   std::string ok = WriteTempReport(r), bad = WriteTempReport(long_array);
@@ -91,6 +132,45 @@ TEST(CompareTest, CraftedSizesAreRefusedNamingTheField) {
   EXPECT_EQ(err, bad + ": /extra: more than 100000 elements in one array");
   unlink(ok.c_str());
   unlink(bad.c_str());
+}
+
+// Issue 29.8: 2000 histogram summaries under timing_sources (52 MB) took
+// 370 s and 1 GB to compare with itself: only per_online_count's buckets
+// were counted. Summaries and buckets count wherever they sit, and the
+// report is refused before compare bootstraps anything.
+TEST(CompareTest, SummariesAndBucketsCountWhereverTheySit) {
+  json r = SyntheticReport(SyntheticSpec{});
+  std::string err;
+  json got;
+  const Sizes own = SizesOf(r);
+  ASSERT_GT(own.buckets, 0u);
+  ReportLimits limits;
+  limits.buckets = own.buckets + 10 * 200;
+  r["timing_sources"]["crafted"] = CraftedSource(10, 200);
+  EXPECT_TRUE(ParseReport(DumpJson(r), "r.json", &got, &err, limits)) << err;
+  r["timing_sources"]["crafted"] = CraftedSource(11, 200);
+  EXPECT_FALSE(ParseReport(DumpJson(r), "r.json", &got, &err, limits));
+  EXPECT_EQ(err, "r.json: /timing_sources/crafted/rows/10/histogram/buckets: more than " +
+                     std::to_string(limits.buckets) +
+                     " histogram buckets in the report's histograms together (the limit of a "
+                     "report; compare bootstraps each summary over its buckets)");
+
+  // Summaries without a histogram count too (per_cpu has two a CPU).
+  limits = ReportLimits{};
+  limits.summaries = own.summaries + 3;
+  json plain = {{"name", "x"}, {"count", 1}, {"p50_ns", 5}};
+  r["timing_sources"]["crafted"] = {{"rows", json::array({plain, plain, plain})}};
+  EXPECT_TRUE(ParseReport(DumpJson(r), "r.json", &got, &err, limits)) << err;
+  r["timing_sources"]["crafted"]["rows"].push_back(plain);
+  EXPECT_FALSE(ParseReport(DumpJson(r), "r.json", &got, &err, limits));
+  EXPECT_EQ(err, "r.json: /timing_sources/crafted/rows/3: more than " +
+                     std::to_string(limits.summaries) +
+                     " latency summaries (the limit of a report)");
+  EXPECT_EQ(ReportLimits{}.summaries, 200000u);
+
+  // The issue's shape (2000 summaries of 2000 buckets) at the default
+  // limits goes through the binary in tests/hostile/report_cost_test.py.
+  EXPECT_EQ(ReportLimits{}.buckets, 1000000u);
 }
 
 // Issue 15: a candidate with tripled p50/p99 summaries over an unchanged
