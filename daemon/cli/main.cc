@@ -126,7 +126,8 @@ int main(int argc, char** argv) {
   run->add_option("--state-dir", state_dir,
                   "State directory (default $STATE_DIRECTORY or /var/lib/cpuhp-stress)");
   run->add_option("--sysfs-root", sysfs_root,
-                  "CPU sysfs directory (default /sys/devices/system/cpu)");
+                  "CPU sysfs directory (default /sys/devices/system/cpu; any other root is a "
+                  "fake tree, for tests)");
   run->add_option("--backend", backend, "sysfs | sim (in-memory simulated machine)");
   run->add_option("--sim-cpus", sim_cpus, "sim: CPUs simulated, cpu0 fixed (default 8)");
   run->add_option("--progress", progress, "auto | always | never");
@@ -184,7 +185,9 @@ int main(int argc, char** argv) {
   restore->add_option("--state-dir", restore_state_dir, "State directory");
   std::string restore_root = "/sys/devices/system/cpu";
   restore->add_option("--sysfs-root", restore_root,
-                      "CPU sysfs directory (the state file's must match)");
+                      "CPU sysfs directory (the state file's must match; other than "
+                      "/sys/devices/system/cpu: a fake tree, for tests, and tracefs is left "
+                      "alone)");
   std::string restore_stuck_timeout, restore_give_up;
   restore->add_option("--stuck-timeout", restore_stuck_timeout,
                       "Report a sysfs read or write not returned after this long (default 30s)");
@@ -198,7 +201,9 @@ int main(int argc, char** argv) {
   // list
   CLI::App* list = app.add_subcommand("list", "List CPUs: hotpluggable or not, online state");
   std::string list_root = "/sys/devices/system/cpu";
-  list->add_option("--sysfs-root", list_root, "CPU sysfs directory");
+  list->add_option("--sysfs-root", list_root,
+                   "CPU sysfs directory (other than /sys/devices/system/cpu: a fake tree, for "
+                   "tests)");
 
   // compare
   CLI::App* compare =

@@ -14,6 +14,7 @@
 #include "cli/call_watch.h"
 #include "faults/faults.h"
 #include "machine/machine_lock.h"
+#include "machine/sysfs_file.h"
 #include "machine/topology.h"
 #include "run/watched_cpu_control.h"
 #include "sources/trace_instance.h"
@@ -105,14 +106,18 @@ bool RestoreStale(StateDir* dir, const std::string& sysfs_root, CpuControl* ctl,
            " would leave no CPU online: not restored";
     return false;
   }
-  // A state left armed in hotplug/fail first: it must not fire below.
-  std::vector<std::string> cleared;
-  std::vector<std::string> fail_errors = ClearArmedFail(ctl, saved.controlled, &cleared);
-  for (const std::string& c : cleared)
-    std::fprintf(out, "cleared hotplug/fail armed on %s\n", c.c_str());
-  if (!fail_errors.empty()) {
-    *err = path + ": cannot clear " + fail_errors.front();
-    return false;
+  // A state left armed in hotplug/fail first: it must not fire below. Only
+  // a run that injected faults can have armed one; any other leaves
+  // hotplug/fail alone (what is there is not ours to write).
+  if (saved.fail_may_be_armed) {
+    std::vector<std::string> cleared;
+    std::vector<std::string> fail_errors = ClearArmedFail(ctl, saved.controlled, &cleared);
+    for (const std::string& c : cleared)
+      std::fprintf(out, "cleared hotplug/fail armed on %s\n", c.c_str());
+    if (!fail_errors.empty()) {
+      *err = path + ": cannot clear " + fail_errors.front();
+      return false;
+    }
   }
   RestoreResult r = RestoreMask(ctl, saved.controlled, saved.online_at_start);
   if (!r.ok) {
@@ -129,7 +134,10 @@ int RestoreCommand(const std::string& state_dir_path, const std::string& sysfs_r
   // ExecStopPost: whatever the state file holds, an exception here would
   // restore nothing and say only "terminate called".
   try {
-    RestoreTraceInstances(out);
+    // The host's tracefs belongs to the real CPUs: a fake tree (tests)
+    // never had an instance there, and must not remove another run's.
+    if (SysfsRoot(sysfs_root).real())
+      RestoreTraceInstances(out);
     StateDir dir(state_dir_path);
     std::string err;
     if (!dir.Lock(&err)) {

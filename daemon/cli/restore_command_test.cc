@@ -18,6 +18,7 @@
 #include "cli/run_command.h"
 #include "machine/restore.h"
 #include "testing/fake_sysfs.h"
+#include "testing/fifo_guard.h"
 #include "testing/run_command_fixture.h"
 
 namespace cpuhp {
@@ -120,6 +121,40 @@ TEST_F(StaleStateTest, CpusThatAreNotPresentAreRefused) {
     EXPECT_EQ(fs_.Online(3), '1');
     EXPECT_TRUE(std::filesystem::exists(path));
   }
+}
+
+// Issue 29 item 7: restore truncated a symlink at cpu3/hotplug/fail (the
+// file it named) to "-1" although the run had injected no fault. Only a run
+// that did has hotplug/fail written back; one whose fail is a FIFO is
+// refused at once (it held both locks 26 minutes in fifo_open).
+TEST_F(StaleStateTest, HotplugFailIsWrittenOnlyAfterAFaultRunAndNeverThroughALink) {
+  fs_.Write("victim", "precious\n");
+  std::filesystem::create_directories(fs_.root() + "/cpu3/hotplug");
+  fs_.Symlink("cpu3/hotplug/fail", fs_.root() + "/victim");
+  fs_.Write("cpu2/online", "0\n");
+  nlohmann::json j = nlohmann::json::parse(State(fs_.root(), ReadBootId(), "0-3", "1-3"));
+  j["fail_may_be_armed"] = false;
+  Plant(j.dump());
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), {}, out_), kExitOk) << Output();
+  EXPECT_EQ(fs_.Online(2), '1');
+  EXPECT_EQ(fs_.Read("victim"), "precious\n");
+  EXPECT_EQ(Output().find("hotplug/fail"), std::string::npos) << Output();
+
+  // A fault run's: fail is cleared, but not through the link.
+  fs_.Write("cpu2/online", "0\n");
+  j["fail_may_be_armed"] = true;
+  Plant(j.dump());
+  EXPECT_EQ(RestoreCommand(cfg_.state_dir, fs_.root(), {}, out_), kExitFailed);
+  EXPECT_EQ(fs_.Read("victim"), "precious\n");
+  EXPECT_EQ(fs_.Online(2), '0');  // fail first: nothing written before it is clear
+  EXPECT_TRUE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
+
+  const std::string fifo = fs_.Fifo("cpu3/hotplug/fail");
+  int rc = kExitOk;
+  EXPECT_TRUE(
+      ReturnsWithin(fifo, [&] { rc = RestoreCommand(cfg_.state_dir, fs_.root(), {}, out_); }));
+  EXPECT_EQ(rc, kExitFailed);
+  EXPECT_TRUE(std::filesystem::exists(cfg_.state_dir + "/state.json"));
 }
 
 TEST_F(StaleStateTest, WrongTypesAreRefusedNotThrown) {

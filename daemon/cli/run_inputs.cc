@@ -25,8 +25,10 @@ uint64_t RandomSeed() {
 }
 
 // The CPUs the config selects, all of them present and hotpluggable.
-bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::vector<int>* out,
-                std::string* err) {
+namespace {
+
+bool SelectListed(const Config& cfg, const Topology& topo, CpuControl* ctl, std::vector<int>* out,
+                  std::string* err) {
   if (cfg.cpus == "all") {
     *out = topo.hotpluggable;
     if (out->empty()) {
@@ -58,6 +60,21 @@ bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::v
       return false;
     }
   }
+  return true;
+}
+
+}  // namespace
+
+bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::vector<int>* out,
+                std::string* err) {
+  if (!SelectListed(cfg, topo, ctl, out, err))
+    return false;
+  // Each one's online file read now (sysfs keeps it open for the run): one
+  // that is a FIFO or a symlink is bad input before any write, not a failed
+  // restore at the end.
+  for (int cpu : *out)
+    if (ctl->ReadOnline(cpu, err) < 0)
+      return false;
   return true;
 }
 

@@ -18,7 +18,8 @@ namespace cpuhp {
 int64_t RealtimeNs();
 // From getrandom(2), else the time and the pid.
 uint64_t RandomSeed();
-// The CPUs the config selects, all of them present and hotpluggable.
+// The CPUs the config selects, all of them present and hotpluggable, each
+// one's online file readable (a FIFO or symlink there is refused by name).
 bool SelectCpus(const Config& cfg, const Topology& topo, CpuControl* ctl, std::vector<int>* out,
                 std::string* err);
 // The online state as the topology found it.

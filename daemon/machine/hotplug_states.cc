@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "machine/hotplug_states.h"
 
-#include <errno.h>
-#include <string.h>
-
 #include <charconv>
-#include <fstream>
-#include <sstream>
+
+#include "machine/sysfs_file.h"
 
 namespace cpuhp {
 
@@ -52,16 +49,12 @@ bool ParseHotplugStates(std::string_view text, HotplugStates* out, int* skipped)
 }
 
 bool ReadHotplugStates(const std::string& sysfs_root, HotplugStates* out, std::string* err) {
-  const std::string path = sysfs_root + "/hotplug/states";
-  std::ifstream f(path);
-  if (!f) {
-    *err = path + ": cannot read: " + strerror(errno);
+  std::string text;
+  int e = 0;
+  if (!SysfsRoot(sysfs_root).Read("hotplug/states", 1 << 20, &text, err, &e))
     return false;
-  }
-  std::stringstream ss;
-  ss << f.rdbuf();
-  if (!ParseHotplugStates(ss.str(), out)) {
-    *err = path + ": no \"<number>: <name>\" line in it";
+  if (!ParseHotplugStates(text, out)) {
+    *err = sysfs_root + "/hotplug/states: no \"<number>: <name>\" line in it";
     return false;
   }
   return true;

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -54,6 +56,24 @@ bool MakeDirs(const std::string& dir, mode_t mode, std::string* why) {
   }
 }
 
+// The first directory from `dir` up to / that anyone may write and that has
+// no sticky bit: whoever can write there can rename `dir` (or the directory
+// holding it) away and put their own in its place. /tmp (sticky) is fine.
+std::string OpenToAll(const std::string& dir) {
+  char resolved[PATH_MAX];
+  if (!realpath(dir.c_str(), resolved))
+    return "";
+  for (std::string up = resolved;;) {
+    const size_t slash = up.rfind('/');
+    up = slash == 0 ? "/" : up.substr(0, slash);
+    struct stat st {};
+    if (stat(up.c_str(), &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+      return up;
+    if (up == "/")
+      return "";
+  }
+}
+
 }  // namespace
 
 bool StateDir::Lock(std::string* err) {
@@ -66,8 +86,12 @@ bool StateDir::Lock(std::string* err) {
   // Root keeps its mask, lock and checkpoints here: a directory someone else
   // owns or may write lets them plant the state file or swap in symlinks.
   struct stat st {};
-  if (stat(dir_.c_str(), &st) != 0) {
+  if (lstat(dir_.c_str(), &st) != 0) {
     *err = dir_ + ": stat: " + strerror(errno);
+    return false;
+  }
+  if (S_ISLNK(st.st_mode)) {
+    *err = dir_ + ": state directory is a symbolic link: refused (give the directory itself)";
     return false;
   }
   if (!S_ISDIR(st.st_mode)) {
@@ -80,6 +104,11 @@ bool StateDir::Lock(std::string* err) {
     *err = dir_ + ": state directory must be owned by uid " + std::to_string(geteuid()) +
            " and writable by it alone (owner uid " + std::to_string(st.st_uid) + ", mode " + mode +
            ")";
+    return false;
+  }
+  if (const std::string open = OpenToAll(dir_); !open.empty()) {
+    *err = dir_ + ": state directory under " + open +
+           ", which anyone may write (no sticky bit): refused";
     return false;
   }
   std::string path = dir_ + "/lock";

@@ -21,8 +21,9 @@ struct SavedState {
   std::string sysfs_root;
   std::vector<int> online_at_start;  // the mask to restore (whole system)
   std::vector<int> controlled;       // CPUs this run may write (hotpluggable)
-  // The run injects faults: cpuN/hotplug/fail may be armed when it dies
-  // (restore clears fail on every controlled CPU in any case).
+  // The run injects faults: cpuN/hotplug/fail may be armed when it dies, and
+  // restore clears it on every controlled CPU (only then: without it restore
+  // never writes hotplug/fail).
   bool fail_may_be_armed = false;
 };
 

@@ -90,6 +90,39 @@ TEST(RestoreTest, AStateDirectoryOthersMayWriteIsRefused) {
   std::filesystem::remove_all(d);
 }
 
+// Issue 29 item 9: whoever may write a directory above the state directory
+// (without the sticky bit) can rename it away and plant their own; a
+// symlinked state directory is someone else's choice of where root writes.
+TEST(RestoreTest, AStateDirectoryUnderAParentAnyoneMayReplaceIsRefused) {
+  const std::string d = TempDir();  // under /tmp: anyone may write, but sticky
+  const std::string open = d + "/open";
+  ASSERT_EQ(mkdir(open.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(open.c_str(), 0777), 0);
+  std::string err;
+  for (const std::string& state : {open + "/state", open + "/deeper/state"}) {
+    EXPECT_FALSE(StateDir(state).Lock(&err)) << state;
+    EXPECT_EQ(err, state + ": state directory under " + open +
+                       ", which anyone may write (no sticky bit): refused");
+    EXPECT_FALSE(std::filesystem::exists(state + "/lock")) << state;
+  }
+  ASSERT_EQ(chmod(open.c_str(), 01777), 0);  // sticky, as /tmp
+  EXPECT_TRUE(StateDir(open + "/state").Lock(&err)) << err;
+  std::filesystem::remove_all(d);
+}
+
+TEST(RestoreTest, ASymlinkedStateDirectoryIsRefused) {
+  const std::string d = TempDir();
+  ASSERT_EQ(mkdir((d + "/real").c_str(), 0700), 0);
+  std::filesystem::create_symlink(d + "/real", d + "/link");
+  std::string err;
+  EXPECT_FALSE(StateDir(d + "/link").Lock(&err));
+  EXPECT_EQ(err, d + "/link: state directory is a symbolic link: refused (give the directory "
+                     "itself)");
+  EXPECT_FALSE(std::filesystem::exists(d + "/real/lock"));
+  EXPECT_TRUE(StateDir(d + "/real").Lock(&err)) << err;
+  std::filesystem::remove_all(d);
+}
+
 TEST(RestoreTest, CorruptStateFileIsRefusedWithItsPath) {
   std::string d = TempDir();
   StateDir dir(d);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // CpuControl over a sysfs tree. The online files stay open for the whole run:
-// the timed write is one pwrite(2), nothing else.
+// the timed write is one pwrite(2), nothing else. Every file is opened
+// through SysfsRoot (sysfs_file.h): no symlink followed, no FIFO opened.
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -11,10 +12,13 @@
 #include <ctime>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
+
+#include <spdlog/spdlog.h>
 
 #include "machine/cpu_control.h"
+#include "machine/sysfs_file.h"
 #include "util/cpu_list.h"
-#include "util/json_file.h"
 
 namespace cpuhp {
 namespace {
@@ -32,7 +36,7 @@ class MonotonicClockImpl : public Clock {
 
 class SysfsCpuControl : public CpuControl {
  public:
-  explicit SysfsCpuControl(std::string root) : root_(std::move(root)) {}
+  explicit SysfsCpuControl(std::string root) : root_(std::move(root)), files_(root_) {}
   ~SysfsCpuControl() override {
     for (auto& [cpu, fd] : fds_)
       if (fd >= 0)
@@ -45,8 +49,12 @@ class SysfsCpuControl : public CpuControl {
                 int* err_no) override {
     std::string path = root_ + "/" + name;
     std::string text;
-    if (!ReadSmallFile(path, kMaxListBytes, &text, err, err_no))
+    int e = 0;
+    if (!files_.Read(name, kMaxListBytes, &text, err, &e)) {
+      if (err_no)
+        *err_no = e;
       return false;
+    }
     // A NO_HZ_FULL kernel booted without nohz_full= prints its unset mask
     // as "(null)" (Debian 12's 6.1, seen in tests/vm): no CPU. %*pbl pads
     // it to nr_cpu_ids columns: 122 spaces before it with 128 CPUs.
@@ -67,7 +75,9 @@ class SysfsCpuControl : public CpuControl {
     return true;
   }
 
-  bool HasOnlineFile(int cpu) override { return access(OnlinePath(cpu).c_str(), F_OK) == 0; }
+  // Anything there counts: a FIFO or a symlink is refused when it is opened,
+  // with its name, not taken for a CPU that cannot be hotplugged.
+  bool HasOnlineFile(int cpu) override { return files_.Exists(OnlineRel(cpu)); }
 
   int ReadOnline(int cpu, std::string* err) override {
     int fd = Fd(cpu, err);
@@ -91,8 +101,10 @@ class SysfsCpuControl : public CpuControl {
   int WriteOnline(int cpu, bool online) override {
     std::string err;
     int fd = Fd(cpu, &err);
-    if (fd < 0)
+    if (fd < 0) {
+      Refused(open_errno_, err);
       return open_errno_;
+    }
     ssize_t n = pwrite(fd, online ? "1" : "0", 1, 0);
     if (n < 0)
       return errno;
@@ -102,12 +114,11 @@ class SysfsCpuControl : public CpuControl {
   // hotplug/fail is written rarely: open, write, close; the errno of the
   // write is the kernel's verdict (EINVAL: that state cannot fail now).
   int WriteFail(int cpu, int state) override {
-    const std::string path = HotplugPath(cpu, "fail");
     // O_TRUNC as a shell's "echo -1 > fail": sysfs ignores it, a fake tree's
     // regular file needs it.
-    int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    int fd = Open(HotplugRel(cpu, "fail"), O_WRONLY | O_TRUNC);
     if (fd < 0)
-      return errno;
+      return -fd;
     const std::string text = std::to_string(state);
     ssize_t n;
     do {
@@ -118,27 +129,50 @@ class SysfsCpuControl : public CpuControl {
     return e;
   }
 
-  int ReadFail(int cpu, int* state) override { return ReadInt(HotplugPath(cpu, "fail"), state); }
+  int ReadFail(int cpu, int* state) override { return ReadInt(HotplugRel(cpu, "fail"), state); }
   int ReadHotplugState(int cpu, int* state) override {
-    return ReadInt(HotplugPath(cpu, "state"), state);
+    return ReadInt(HotplugRel(cpu, "state"), state);
   }
   int ReadHotplugStates(std::string* text) override {
     std::string err;
     int e = 0;
-    return ReadSmallFile(root_ + "/hotplug/states", kMaxListBytes, text, &err, &e) ? 0 : e;
+    if (files_.Read("hotplug/states", kMaxListBytes, text, &err, &e))
+      return 0;
+    Refused(e, err);
+    return e;
   }
 
  private:
-  std::string HotplugPath(int cpu, const char* file) const {
-    return root_ + "/cpu" + std::to_string(cpu) + "/hotplug/" + file;
+  static std::string HotplugRel(int cpu, const char* file) {
+    return "cpu" + std::to_string(cpu) + "/hotplug/" + file;
+  }
+
+  // The fault-injection calls return only an errno: a file refused for what
+  // it is gets its one line here, once, so that the error names it.
+  void Refused(int e, const std::string& err) {
+    if ((e == ELOOP || e == ENXIO || e == ENOTDIR || e == EXDEV) && logged_.insert(err).second)
+      spdlog::error("{}", err);
+  }
+
+  // The descriptor, or minus the errno.
+  int Open(const std::string& rel, int flags) {
+    std::string err;
+    int e = 0;
+    int fd = files_.Open(rel, flags, &err, &e);
+    if (fd >= 0)
+      return fd;
+    Refused(e, err);
+    return -e;
   }
 
   // A decimal integer file ("-1\n", "236\n"); EINVAL when it holds anything else.
-  static int ReadInt(const std::string& path, int* out) {
+  int ReadInt(const std::string& rel, int* out) {
     std::string text, err;
     int e = 0;
-    if (!ReadSmallFile(path, kMaxListBytes, &text, &err, &e))
+    if (!files_.Read(rel, kMaxListBytes, &text, &err, &e)) {
+      Refused(e, err);
       return e;
+    }
     char* end = nullptr;
     errno = 0;
     long v = strtol(text.c_str(), &end, 10);
@@ -149,24 +183,24 @@ class SysfsCpuControl : public CpuControl {
     return 0;
   }
 
-  std::string OnlinePath(int cpu) const { return root_ + "/cpu" + std::to_string(cpu) + "/online"; }
+  static std::string OnlineRel(int cpu) { return "cpu" + std::to_string(cpu) + "/online"; }
+  std::string OnlinePath(int cpu) const { return root_ + "/" + OnlineRel(cpu); }
 
   int Fd(int cpu, std::string* err) {
     auto it = fds_.find(cpu);
     if (it != fds_.end())
       return it->second;
-    int fd = open(OnlinePath(cpu).c_str(), O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-      open_errno_ = errno;
-      *err = OnlinePath(cpu) + ": open: " + strerror(errno);
+    int fd = files_.Open(OnlineRel(cpu), O_RDWR, err, &open_errno_);
+    if (fd < 0)
       return -1;  // not cached: a later call retries
-    }
     fds_[cpu] = fd;
     return fd;
   }
 
   std::string root_;
+  SysfsRoot files_;
   std::unordered_map<int, int> fds_;
+  std::unordered_set<std::string> logged_;
   int open_errno_ = 0;
 };
 

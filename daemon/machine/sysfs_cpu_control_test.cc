@@ -10,6 +10,7 @@
 #include "machine/cpu_control.h"
 #include "machine/topology.h"
 #include "testing/fake_sysfs.h"
+#include "testing/fifo_guard.h"
 
 namespace cpuhp {
 namespace {
@@ -110,6 +111,56 @@ TEST(SysfsCpuControlTest, AWriteErrorIsReturnedAsErrno) {
   std::filesystem::create_directory(fs.root() + "/cpu2/online");
   auto ctl = NewSysfsCpuControl(fs.root());
   EXPECT_EQ(ctl->WriteOnline(2, false), EISDIR);
+}
+
+// Issue 29 item 7: a FIFO at the root's online list hung `run` and `list`;
+// one at hotplug/fail held both locks 26 minutes in fifo_open. Each is
+// refused at once, naming the file.
+TEST(SysfsCpuControlTest, AFifoInTheTreeIsRefusedAtOnce) {
+  FakeSysfs fs(4);
+  const std::string online = fs.Fifo("online");
+  auto ctl = NewSysfsCpuControl(fs.root());
+  Topology t;
+  std::string err;
+  bool found = true;
+  EXPECT_TRUE(ReturnsWithin(online, [&] { found = DiscoverTopology(ctl.get(), &t, &err); }));
+  EXPECT_FALSE(found);
+  EXPECT_EQ(err, online + ": a FIFO, not a regular file: refused");
+
+  std::filesystem::create_directories(fs.root() + "/cpu1/hotplug");
+  const std::string fail = fs.Fifo("cpu1/hotplug/fail");
+  int write = 0, read = 0, state = 0;
+  EXPECT_TRUE(ReturnsWithin(fail, [&] { write = ctl->WriteFail(1, -1); }));
+  EXPECT_TRUE(ReturnsWithin(fail, [&] { read = ctl->ReadFail(1, &state); }));
+  EXPECT_EQ(write, ENXIO);
+  EXPECT_EQ(read, ENXIO);
+  // A FIFO at cpuN/online: neither read nor written.
+  fs.Fifo("cpu2/online");
+  EXPECT_EQ(ctl->ReadOnline(2, &err), -1);
+  EXPECT_EQ(err, fs.root() + "/cpu2/online: a FIFO, not a regular file: refused");
+  EXPECT_EQ(ctl->WriteOnline(2, false), ENXIO);
+}
+
+// A symlink at cpu3/online overwrote the first byte of the file it named; at
+// cpu3/hotplug/fail the file was truncated to "-1".
+TEST(SysfsCpuControlTest, ASymlinkInTheTreeIsNotFollowed) {
+  FakeSysfs fs(4);
+  fs.Write("victim", "precious\n");
+  fs.Symlink("cpu3/online", fs.root() + "/victim");
+  std::filesystem::create_directories(fs.root() + "/cpu3/hotplug");
+  fs.Symlink("cpu3/hotplug/fail", fs.root() + "/victim");
+  auto ctl = NewSysfsCpuControl(fs.root());
+  std::string err;
+  EXPECT_TRUE(ctl->HasOnlineFile(3));  // there: refused by name, not skipped
+  EXPECT_EQ(ctl->ReadOnline(3, &err), -1);
+  EXPECT_EQ(err, fs.root() +
+                     "/cpu3/online: a symbolic link: refused (nothing under a sysfs root is "
+                     "followed)");
+  EXPECT_EQ(ctl->WriteOnline(3, false), ELOOP);
+  EXPECT_EQ(ctl->WriteFail(3, -1), ELOOP);
+  int state = 0;
+  EXPECT_EQ(ctl->ReadFail(3, &state), ELOOP);
+  EXPECT_EQ(fs.Read("victim"), "precious\n");
 }
 
 }  // namespace

@@ -10,28 +10,58 @@
 #include <cinttypes>
 
 #include "util/errno_name.h"
+#include "util/file_util.h"
 
 namespace cpuhp {
 namespace {
 
 constexpr size_t kBufferBytes = 1 << 20;
 
+// Keeps `fd` only if it is a regular file: opened O_NONBLOCK so that a FIFO
+// cannot block the open, which is cleared again for the writes. Else closes
+// it and says why.
+int RegularOnly(int fd, const std::string& path, const char* what, std::string* err) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    *err = path + ": " + what + ": " +
+           (S_ISREG(st.st_mode) ? std::string("fstat: ") + strerror(errno)
+                                : FileKindName(st.st_mode) + ", not a regular file: refused");
+    close(fd);
+    return -1;
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+// Why open(2) of `path` failed with `e`: a FIFO without a reader gives
+// ENXIO, which is named for what it is.
+std::string OpenError(const std::string& path, const char* what, int e) {
+  struct stat st {};
+  if (lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+    return path + ": " + what + ": " + FileKindName(st.st_mode) + ", not a regular file: refused";
+  return path + ": " + what + ": " + strerror(e);
+}
+
 // As fopen(path, mode) ("w": truncate, "a": append), but never through a
 // symlink: root must not truncate or append to whatever a planted link names.
 // Always O_APPEND: when logrotate's copytruncate empties the file under the
 // run, the next line goes to its new end, not to the old offset after a
 // hole of NUL bytes.
-std::FILE* OpenNoFollow(const std::string& path, bool append) {
-  int fd =
-      open(path.c_str(),
-           O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_APPEND | (append ? 0 : O_TRUNC), 0644);
-  if (fd < 0)
+std::FILE* OpenNoFollow(const std::string& path, bool append, const char* what, std::string* err) {
+  int fd = open(
+      path.c_str(),
+      O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_APPEND | (append ? 0 : O_TRUNC),
+      0644);
+  if (fd < 0) {
+    *err = OpenError(path, what, errno);
+    return nullptr;
+  }
+  if (RegularOnly(fd, path, what, err) < 0)
     return nullptr;
   std::FILE* f = fdopen(fd, append ? "a" : "w");
   if (!f) {
-    const int e = errno;
+    *err = path + ": " + what + ": " + strerror(errno);
     close(fd);
-    errno = e;
   }
   return f;
 }
@@ -77,11 +107,9 @@ bool OpLog::Adopt(std::FILE* f, const std::string& path, std::string* err) {
 }
 
 bool OpLog::Open(const std::string& path, std::string* err) {
-  std::FILE* f = OpenNoFollow(path, /*append=*/false);
-  if (!f) {
-    *err = path + ": cannot open operation log: " + strerror(errno);
+  std::FILE* f = OpenNoFollow(path, /*append=*/false, "cannot open operation log", err);
+  if (!f)
     return false;
-  }
   return Adopt(f, path, err);
 }
 
@@ -101,17 +129,20 @@ bool OpLog::OpenAt(const std::string& path, const Position& at, std::string* err
   warning->clear();
   if (at.ino == 0)
     return Open(path, err);
-  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) {
     *warning = path +
                ": the checkpoint's operation log is gone (rotated away?): a new log "
                "begins with the operations from the checkpoint on";
-    fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+              0644);
   }
   if (fd < 0) {
-    *err = path + ": cannot reopen the checkpoint's operation log: " + strerror(errno);
+    *err = OpenError(path, "cannot reopen the checkpoint's operation log", errno);
     return false;
   }
+  if (RegularOnly(fd, path, "cannot reopen the checkpoint's operation log", err) < 0)
+    return false;
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     *err = path + ": operation log: fstat: " + strerror(errno);
@@ -153,11 +184,9 @@ bool OpLog::Reopen(std::string* err) {
   const std::string path = path_;
   if (!Close(err))
     return false;
-  std::FILE* f = OpenNoFollow(path, /*append=*/true);
-  if (!f) {
-    *err = path + ": cannot reopen operation log: " + strerror(errno);
+  std::FILE* f = OpenNoFollow(path, /*append=*/true, "cannot reopen operation log", err);
+  if (!f)
     return false;
-  }
   return Adopt(f, path, err);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -42,6 +43,19 @@ class FakeSysfs {
   std::string Read(const std::string& rel) const {
     std::ifstream f(root_ + "/" + rel);
     return std::string(std::istreambuf_iterator<char>(f), {});
+  }
+  // Replaces `rel` with a FIFO (nobody at its other end) or a symlink to
+  // `target`: what a hostile tree holds.
+  std::string Fifo(const std::string& rel) {
+    const std::string path = root_ + "/" + rel;
+    std::filesystem::remove(path);
+    if (mkfifo(path.c_str(), 0600) != 0)
+      abort();
+    return path;
+  }
+  void Symlink(const std::string& rel, const std::string& target) {
+    std::filesystem::remove(root_ + "/" + rel);
+    std::filesystem::create_symlink(target, root_ + "/" + rel);
   }
   // The first byte of cpuN/online.
   char Online(int cpu) const { return Read("cpu" + std::to_string(cpu) + "/online")[0]; }

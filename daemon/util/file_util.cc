@@ -119,10 +119,39 @@ bool WriteFileAtomic(const std::string& path, const std::string& content, std::s
   return synced;
 }
 
+std::string FileKindName(mode_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+      return "a regular file";
+    case S_IFDIR:
+      return "a directory";
+    case S_IFLNK:
+      return "a symbolic link";
+    case S_IFIFO:
+      return "a FIFO";
+    case S_IFSOCK:
+      return "a socket";
+    case S_IFCHR:
+      return "a character device";
+    case S_IFBLK:
+      return "a block device";
+    default:
+      return "not a regular file";
+  }
+}
+
 bool CheckOutputPath(const std::string& path, std::string* err) {
   struct stat st;
-  if (path.empty() || path.back() == '/' || (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+  const bool exists = !path.empty() && stat(path.c_str(), &st) == 0;
+  if (path.empty() || path.back() == '/' || (exists && S_ISDIR(st.st_mode))) {
     *err = path + ": is a directory; give a file name";
+    return false;
+  }
+  // A FIFO nobody reads blocks the open before the first operation; a
+  // device is not a file to replace.
+  if (exists && !S_ISREG(st.st_mode)) {
+    *err = path + ": " + FileKindName(st.st_mode) +
+           ", not a regular file: refused (output goes to regular files only)";
     return false;
   }
   const std::string dir = DirectoryOf(path);

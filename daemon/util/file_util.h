@@ -3,6 +3,8 @@
 // UTC time stamps every file carries.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 
@@ -18,10 +20,14 @@ bool WriteFileAtomic(const std::string& path, const std::string& content, std::s
 // "<path>.tmp.<pid>".
 std::string AtomicTempPath(const std::string& path);
 
-// An output file can be written at `path`: not a directory, its directory
-// exists and takes a new file (probed), and the temporary name WriteFileAtomic
-// uses fits the directory's NAME_MAX. Checked before any work so that a
-// bad path is bad input (exit 2); *err names the path and the cause.
+// What a file of st_mode `mode` is, for a refusal: "a FIFO", "a symbolic
+// link", "a character device"...; "a regular file" for one.
+std::string FileKindName(mode_t mode);
+
+// An output file can be written at `path`: not a directory nor any other
+// non-regular file (a FIFO would block the open), its directory exists and takes a new file
+// (probed), and the temporary name WriteFileAtomic uses fits the directory's NAME_MAX. Checked
+// before any work so that a bad path is bad input (exit 2); *err names the path and the cause.
 bool CheckOutputPath(const std::string& path, std::string* err);
 
 // RFC 3339 UTC with milliseconds for a CLOCK_REALTIME time.

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "util/file_util.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -43,6 +45,32 @@ TEST(CheckOutputPathTest, NameTooLongWithTheTemporarySuffixIsRefused) {
   EXPECT_TRUE(CheckOutputPath(fits, &err)) << err;
   EXPECT_TRUE(WriteFileAtomic(fits, "{}\n", &err)) << err;
   EXPECT_TRUE(fs::exists(fits));
+  fs::remove_all(dir);
+}
+
+// Issue 29 item 7: `--oplog` at a FIFO blocked before the start (nobody
+// reads it). Any output path that is there and not a regular file is
+// refused before the run, in one line naming it.
+TEST(CheckOutputPathTest, AFifoOrADeviceIsRefused) {
+  const std::string dir = TempDir();
+  ASSERT_FALSE(dir.empty());
+  const std::string fifo = dir + "/ops.jsonl";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string err;
+  EXPECT_FALSE(CheckOutputPath(fifo, &err));
+  EXPECT_EQ(err,
+            fifo + ": a FIFO, not a regular file: refused (output goes to regular files only)");
+  EXPECT_FALSE(CheckOutputPath("/dev/null", &err));
+  EXPECT_EQ(err,
+            "/dev/null: a character device, not a regular file: refused (output goes to "
+            "regular files only)");
+  // A link to a FIFO is what it names.
+  fs::create_symlink(fifo, dir + "/link");
+  EXPECT_FALSE(CheckOutputPath(dir + "/link", &err));
+  // A regular file there is replaced at the end as before.
+  fs::remove(fifo);
+  { std::ofstream(fifo) << "old\n"; }
+  EXPECT_TRUE(CheckOutputPath(fifo, &err)) << err;
   fs::remove_all(dir);
 }
 

@@ -201,6 +201,35 @@ class DomBuilder : public nlohmann::json_sax<json> {
 
 }  // namespace
 
+bool ReadSmallFd(int fd, const std::string& path, size_t max_bytes, std::string* text,
+                 std::string* err, int* err_no) {
+  auto fail = [&](int e, std::string why) {
+    if (err_no)
+      *err_no = e;
+    *err = path + ": " + why;
+    return false;
+  };
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      const int e = errno;
+      return fail(e, std::string("cannot read: ") + std::strerror(e));
+    }
+    if (n == 0)
+      return true;
+    text->append(buf, static_cast<size_t>(n));
+    // Read-and-count, not fstat: pipes and /dev/zero have no useful size.
+    if (text->size() > max_bytes)
+      return fail(EFBIG, "too large (more than " +
+                             (max_bytes % (1 << 20) == 0 ? std::to_string(max_bytes >> 20) + " MiB"
+                                                         : std::to_string(max_bytes) + " bytes") +
+                             ")");
+  }
+}
+
 bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text, std::string* err,
                    int* err_no, FileKind kind) {
   auto fail = [&](int e, std::string why) {
@@ -224,30 +253,9 @@ bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text,
     }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   }
-  char buf[65536];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      const int e = errno;
-      close(fd);
-      return fail(e, std::string("cannot read: ") + std::strerror(e));
-    }
-    if (n == 0)
-      break;
-    text->append(buf, static_cast<size_t>(n));
-    // Read-and-count, not fstat: pipes and /dev/zero have no useful size.
-    if (text->size() > max_bytes) {
-      close(fd);
-      return fail(EFBIG, "too large (more than " +
-                             (max_bytes % (1 << 20) == 0 ? std::to_string(max_bytes >> 20) + " MiB"
-                                                         : std::to_string(max_bytes) + " bytes") +
-                             ")");
-    }
-  }
+  const bool ok = ReadSmallFd(fd, path, max_bytes, text, err, err_no);
   close(fd);
-  return true;
+  return ok;
 }
 
 bool ParseJsonText(const std::string& text, const std::string& path, json* doc, std::string* err,

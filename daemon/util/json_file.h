@@ -21,6 +21,10 @@ namespace cpuhp {
 enum class FileKind { kAny, kRegularOnly };
 bool ReadSmallFile(const std::string& path, size_t max_bytes, std::string* text, std::string* err,
                    int* err_no = nullptr, FileKind kind = FileKind::kAny);
+// The reading part of ReadSmallFile, on an open `fd` (not closed) that
+// `path` names in errors: for a caller that opens the file its own way.
+bool ReadSmallFd(int fd, const std::string& path, size_t max_bytes, std::string* text,
+                 std::string* err, int* err_no = nullptr);
 
 // Parses `text`; `source` names it in errors. Nesting deeper than 64 levels is
 // refused before the parser sees it; an array longer than max_array_elements
