@@ -1,55 +1,51 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "run/in_flight.h"
 
+#include <iterator>
+
 namespace cpuhp {
+namespace {
+
+// Per SysfsCall, in enum order: its report name, and what follows "cpuN" in
+// a STUCK line ("" for the calls that name no CPU, written out below).
+struct CallText {
+  const char* name;
+  const char* after_cpu;
+};
+constexpr CallText kCalls[] = {
+    {"none", ""},
+    {"online_write", ""},  // "cpuN online" / "cpuN offline"
+    {"online_read", "/online read"},
+    {"list_read", ""},  // "the online list read"
+    {"online_stat", "/online lookup"},
+    {"fail_write", "/hotplug/fail write"},
+    {"fail_read", "/hotplug/fail read"},
+    {"state_read", "/hotplug/state read"},
+    {"states_read", ""},  // "hotplug/states read"
+};
+static_assert(std::size(kCalls) == static_cast<size_t>(SysfsCall::kStatesRead) + 1);
+
+}  // namespace
 
 const char* SysfsCallName(SysfsCall c) {
-  switch (c) {
-    case SysfsCall::kNone:
-      return "none";
-    case SysfsCall::kOnlineWrite:
-      return "online_write";
-    case SysfsCall::kOnlineRead:
-      return "online_read";
-    case SysfsCall::kListRead:
-      return "list_read";
-    case SysfsCall::kHasOnline:
-      return "online_stat";
-    case SysfsCall::kFailWrite:
-      return "fail_write";
-    case SysfsCall::kFailRead:
-      return "fail_read";
-    case SysfsCall::kStateRead:
-      return "state_read";
-    case SysfsCall::kStatesRead:
-      return "states_read";
-  }
-  return "unknown";
+  const auto i = static_cast<size_t>(c);
+  return i < std::size(kCalls) ? kCalls[i].name : "unknown";
 }
 
 std::string DescribeCall(SysfsCall call, int cpu, bool online, const char* list) {
   const std::string c = "cpu" + std::to_string(cpu);
   switch (call) {
+    case SysfsCall::kNone:
+      return "a sysfs call";
     case SysfsCall::kOnlineWrite:
       return c + (online ? " online" : " offline");
-    case SysfsCall::kOnlineRead:
-      return c + "/online read";
     case SysfsCall::kListRead:
       return std::string("the ") + (list ? list : "CPU") + " list read";
-    case SysfsCall::kHasOnline:
-      return c + "/online lookup";
-    case SysfsCall::kFailWrite:
-      return c + "/hotplug/fail write";
-    case SysfsCall::kFailRead:
-      return c + "/hotplug/fail read";
-    case SysfsCall::kStateRead:
-      return c + "/hotplug/state read";
     case SysfsCall::kStatesRead:
       return "hotplug/states read";
-    case SysfsCall::kNone:
-      break;
+    default:
+      return c + kCalls[static_cast<size_t>(call)].after_cpu;
   }
-  return "a sysfs call";
 }
 
 }  // namespace cpuhp
