@@ -28,6 +28,9 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_tree  # noqa: E402
+
 BIN = None
 # LeakSanitizer cannot run under ptrace.
 ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
@@ -43,25 +46,15 @@ class StuckCalls(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="cpuhp-stuck.")
         self.root = os.path.join(self.dir, "cpu")
-        os.makedirs(os.path.join(self.root, "cpu0"))
-        for name in ("present", "possible", "online"):
-            self.put(name, "0-3\n")
-        for cpu in (1, 2, 3):
-            os.makedirs(os.path.join(self.root, f"cpu{cpu}"))
-            self.put(f"cpu{cpu}/online", "1\n")
+        fake_tree.make_cpu_tree(self.root)
         self.state = os.path.join(self.dir, "state")
         self.report = os.path.join(self.dir, "r.json")
 
     def tearDown(self):
         shutil.rmtree(self.dir)
 
-    def put(self, rel, text):
-        with open(os.path.join(self.root, rel), "w") as f:
-            f.write(text)
-
     def get(self, rel):
-        with open(os.path.join(self.root, rel)) as f:
-            return f.read().strip()
+        return fake_tree.get(self.root, rel)
 
     def run_args(self, n=4):
         return [BIN, "run", "--sysfs-root", self.root, "--state-dir", self.state, "--cpus", "1",

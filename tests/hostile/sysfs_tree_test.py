@@ -30,6 +30,9 @@ import tempfile
 import time
 import unittest
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_tree  # noqa: E402
+
 BIN = None
 ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
 LIMIT_S = 10  # "within a few seconds"; the hangs were minutes, or forever
@@ -50,22 +53,13 @@ class SysfsTree(unittest.TestCase):
         with open(self.victim, "w") as f:
             f.write("precious\n")
         # 4 CPUs, cpu0 fixed, like x86; hotplug/fail on each hotpluggable CPU.
-        os.makedirs(self.root)
-        for name in ("present", "possible", "online"):
-            self.put(name, "0-3\n")
-        self.put("isolated", "\n")
-        for c in range(1, 4):
-            os.makedirs(os.path.join(self.root, f"cpu{c}", "hotplug"))
-            self.put(f"cpu{c}/online", "1\n")
-            self.put(f"cpu{c}/hotplug/fail", "-1\n")
-        os.makedirs(os.path.join(self.root, "cpu0"))
+        fake_tree.make_cpu_tree(self.root, fail=True)
 
     def tearDown(self):
         shutil.rmtree(self.dir)
 
     def put(self, rel, text):
-        with open(os.path.join(self.root, rel), "w") as f:
-            f.write(text)
+        fake_tree.put(self.root, rel, text)
 
     def fifo(self, rel):
         path = os.path.join(self.root, rel)
