@@ -24,8 +24,6 @@
 namespace cpuhp {
 namespace {
 
-volatile sig_atomic_t g_no_stop = 0;
-
 TEST_F(CommandsTest, StaleStateFromADeadRunIsRestoredFirst) {
   // A run died with cpu1 and cpu2 offline; its start mask was 0-3.
   fs_.Write("cpu1/online", "0\n");

@@ -24,8 +24,6 @@
 namespace cpuhp {
 namespace {
 
-volatile sig_atomic_t g_no_stop = 0;
-
 TEST_F(CommandsTest, RunWritesAReportAndRestoresTheMask) {
   fs_.Write("cpu3/online", "0\n");
   fs_.Write("online", "0-2\n");

@@ -17,8 +17,6 @@
 namespace cpuhp {
 namespace {
 
-volatile sig_atomic_t g_no_stop = 0;
-
 // RunCommand end to end on the sim backend: exit code, report (validated
 // against the schema, failures included) and the summary line.
 class FaultsCommandTest : public RunCommandFixture {

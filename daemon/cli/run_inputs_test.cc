@@ -16,8 +16,6 @@
 namespace cpuhp {
 namespace {
 
-volatile sig_atomic_t g_no_stop = 0;
-
 TEST_F(CommandsTest, BadCpuSelectionTouchesNothing) {
   for (const char* cpus : {"0", "9", "1-2,7"}) {
     cfg_.cpus = cpus;

@@ -20,10 +20,6 @@ std::string Cpu(int cpu) {
   return "cpu" + std::to_string(cpu);
 }
 
-std::string ErrName(int e) {
-  return e == 0 ? "ok" : ErrnoName(e);
-}
-
 void Erase(std::vector<int>* v, int x) {
   v->erase(std::remove(v->begin(), v->end(), x), v->end());
 }
@@ -110,7 +106,7 @@ FaultInjector::Start FaultInjector::Begin(const OnlineState& state, std::string*
       if (int e = ctl_->WriteFail(cpu, -1);
           e != 0 || ctl_->ReadFail(cpu, &check) != 0 || check != -1) {
         *err = path + ": cannot clear state " + std::to_string(armed) +
-               " left armed: " + ErrName(e ? e : EIO);
+               " left armed: " + ErrnoNameOrOk(e ? e : EIO);
         return Start::kFailed;
       }
     }
@@ -148,7 +144,7 @@ bool FaultInjector::Probe(int cpu, Direction d, std::string* why) {
     if (int ce = ctl_->WriteFail(cpu, -1);
         ce != 0 || ctl_->ReadFail(cpu, &check) != 0 || check != -1) {
       *why = ctl_->Describe() + "/" + Cpu(cpu) + "/hotplug/fail: cannot clear state " +
-             std::to_string(n) + " after probing it: " + ErrName(ce ? ce : EIO);
+             std::to_string(n) + " after probing it: " + ErrnoNameOrOk(ce ? ce : EIO);
       return false;
     }
   }
@@ -228,9 +224,9 @@ bool FaultInjector::Inject(int cpu, Direction d, int target, uint64_t index, Onl
   int check = -2;
   const int clear_e = ctl_->WriteFail(cpu, -1);
   if (clear_e != 0 || ctl_->ReadFail(cpu, &check) != 0 || check != -1) {
-    f.why = "hotplug/fail cannot be cleared: " + ErrName(clear_e ? clear_e : EIO);
+    f.why = "hotplug/fail cannot be cleared: " + ErrnoNameOrOk(clear_e ? clear_e : EIO);
     *why = ctl_->Describe() + "/" + Cpu(cpu) + "/hotplug/fail: cannot clear state " +
-           std::to_string(target) + ": " + ErrName(clear_e ? clear_e : EIO);
+           std::to_string(target) + ": " + ErrnoNameOrOk(clear_e ? clear_e : EIO);
     ++c.not_rolled_back;
     Fail(std::move(f));
     return false;
@@ -253,7 +249,8 @@ bool FaultInjector::Inject(int cpu, Direction d, int target, uint64_t index, Onl
     const int undo = ctl_->WriteOnline(cpu, !want_online);
     const int now = ctl_->ReadOnline(cpu, &rerr);
     if (undo != 0 || now != static_cast<int>(!want_online)) {
-      f.why = "fail not reached, and moving the CPU back failed: " + ErrName(undo ? undo : EIO);
+      f.why =
+          "fail not reached, and moving the CPU back failed: " + ErrnoNameOrOk(undo ? undo : EIO);
       f.kernel_log = LogAround(mark);
       if (now >= 0)
         s->Set(cpu, now == 1);
@@ -268,7 +265,7 @@ bool FaultInjector::Inject(int cpu, Direction d, int target, uint64_t index, Onl
   if (f.err == 0)
     f.why = "the armed state fired but the write reported success";
   else if (!fired)
-    f.why = "the write failed (" + ErrName(f.err) + ") without the armed state firing";
+    f.why = "the write failed (" + ErrnoNameOrOk(f.err) + ") without the armed state firing";
   else
     f.why = "not rolled back: online " + std::to_string(f.online_before) + " -> " +
             std::to_string(f.online_after) + ", hotplug/state " + std::to_string(f.hp_before) +
@@ -303,7 +300,7 @@ bool FaultInjector::AfterOp(const OpRecord& rec, std::string* why) {
   f.next_err = rec.err;
   f.why = "the next operation on " + Cpu(rec.cpu) + " (index " + std::to_string(rec.index) + ", " +
           std::string(DirectionName(rec.dir)) + ") " +
-          (rec.err ? "failed: " + ErrName(rec.err) : "read back the wrong value");
+          (rec.err ? "failed: " + ErrnoNameOrOk(rec.err) : "read back the wrong value");
   f.kernel_log = LogAround(p.log_mark);
   Fail(std::move(f));
   if (!stop_why_.empty()) {
@@ -373,7 +370,7 @@ bool FaultInjector::ClearAll(std::vector<std::string>* failures) {
     if (e != 0 || check != -1) {
       ok = false;
       failures->push_back(Cpu(cpu) + " hotplug/fail: " +
-                          (e ? ErrName(e) : "reads " + std::to_string(check) + " after -1"));
+                          (e ? ErrnoNameOrOk(e) : "reads " + std::to_string(check) + " after -1"));
     }
   }
   return ok;
@@ -396,7 +393,7 @@ std::vector<std::string> ClearArmedFail(CpuControl* ctl, const std::vector<int>&
         cleared->push_back(Cpu(cpu) + ": " + std::to_string(armed));
       continue;
     }
-    failures.push_back(Cpu(cpu) + " hotplug/fail: " + ErrName(we ? we : e ? e : EIO));
+    failures.push_back(Cpu(cpu) + " hotplug/fail: " + ErrnoNameOrOk(we ? we : e ? e : EIO));
   }
   return failures;
 }

@@ -9,13 +9,6 @@
 #include "util/errno_name.h"
 
 namespace cpuhp {
-namespace {
-
-std::string ErrName(int e) {
-  return e == 0 ? "ok" : ErrnoName(e);
-}
-
-}  // namespace
 
 nlohmann::json FaultInjector::ReportJson() const {
   using nlohmann::json;
@@ -42,7 +35,7 @@ nlohmann::json FaultInjector::ReportJson() const {
       continue;
     json refused = json::object();
     for (const auto& [n, e] : l.refused) {
-      refused[ErrName(e)].push_back(n);
+      refused[ErrnoNameOrOk(e)].push_back(n);
       named.insert(n);
     }
     json not_reached = json::array();
@@ -74,7 +67,7 @@ nlohmann::json FaultInjector::ReportJson() const {
         ++c.unverified;  // the run ended before the operation that proves it
     json errnos = json::object();
     for (const auto& [e, n] : c.errnos)
-      errnos[ErrName(e)] = n;
+      errnos[ErrnoNameOrOk(e)] = n;
     states.push_back({{"state", key.first},
                       {"name", table_.Name(key.first)},
                       {"direction", DirectionName(key.second)},
@@ -94,8 +87,8 @@ nlohmann::json FaultInjector::ReportJson() const {
                         {"state", f.state},
                         {"name", table_.Name(f.state)},
                         {"direction", DirectionName(f.dir)},
-                        {"errno", ErrName(f.err)},
-                        {"next_errno", ErrName(f.next_err)},
+                        {"errno", ErrnoNameOrOk(f.err)},
+                        {"next_errno", ErrnoNameOrOk(f.next_err)},
                         {"online_before", f.online_before},
                         {"online_after", f.online_after},
                         {"hotplug_state_before", f.hp_before},

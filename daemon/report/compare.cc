@@ -29,7 +29,7 @@ using report_json::IsSummary;
 using report_json::Str;
 using report_json::U64;
 
-constexpr const char* kDirs[] = {"offline", "online"};
+using report_json::kDirs;
 constexpr size_t kMaxGenericRows = 2000;
 constexpr int kMaxDepth = 8;
 

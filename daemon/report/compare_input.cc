@@ -18,7 +18,7 @@ using report_json::Get;
 using report_json::Str;
 using report_json::U64;
 
-constexpr const char* kDirs[] = {"offline", "online"};
+using report_json::kDirs;
 
 constexpr size_t kHistogramBuckets = Histogram::kOctaves * Histogram::kSubBuckets;
 

@@ -12,10 +12,7 @@ namespace {
 
 using nlohmann::json;
 using report_json::Fmt;
-
-std::string Ms(double ns) {
-  return Fmt("%.3f", ns / 1e6);
-}
+using report_json::MsText;
 
 std::string RatioText(const Metric& m) {
   return m.base_ns > 0 ? Fmt("%.3f", m.ratio) : "-";
@@ -158,8 +155,8 @@ std::string CompareText(const Comparison& c) {
             RatioText(m) + (m.has_ci ? " " + CiText(m) : "") + notes.Mark(NoIntervalReason(r, m));
         std::string label =
             r.label.size() > 13 ? "..." + r.label.substr(r.label.size() - 10) : r.label;
-        out += Fmt("  %-13s %9s %9s  %-25s %s\n", label.c_str(), Ms(m.base_ns).c_str(),
-                   Ms(m.cand_ns).c_str(), ratio.c_str(), MetricVerdict(m).c_str());
+        out += Fmt("  %-13s %9s %9s  %-25s %s\n", label.c_str(), MsText(m.base_ns).c_str(),
+                   MsText(m.cand_ns).c_str(), ratio.c_str(), MetricVerdict(m).c_str());
         if (m.has_boots())
           out += Wrap(BootsText(m), 6);
       }
@@ -207,8 +204,8 @@ std::string CompareMarkdown(const Comparison& c) {
         const Metric& m = std::string(stat) == "p50" ? r.p50 : r.p99;
         std::string mark = notes.Mark(NoIntervalReason(r, m));
         out += "| " + r.label + " | " + std::to_string(r.base_count) + " / " +
-               std::to_string(r.cand_count) + " | " + Ms(m.base_ns) + " | " + Ms(m.cand_ns) +
-               " | " + RatioText(m) + (m.has_ci ? " " + CiText(m) : "") +
+               std::to_string(r.cand_count) + " | " + MsText(m.base_ns) + " | " +
+               MsText(m.cand_ns) + " | " + RatioText(m) + (m.has_ci ? " " + CiText(m) : "") +
                (mark.empty() ? "" : " " + mark) + " | " +
                (!boots ? ""
                 : m.has_boots()

@@ -15,6 +15,7 @@
 #include "report/compare_render.h"
 #include "report/compare_thresholds.h"
 #include "report/merge.h"
+#include "testing/report_fixtures.h"
 #include "testing/synthetic_report.h"
 #include "util/json_file.h"
 #include "util/report_json.h"
@@ -127,13 +128,6 @@ TEST(CompareTest, ErrorsAndRestoreAreChecks) {
   for (const CompareCheck& k : r.checks)
     regressed_checks += k.verdict == Verdict::kRegressed;
   EXPECT_EQ(regressed_checks, 2);  // failed_operations, restore
-}
-
-json LoadFixture(const std::string& name) {
-  std::ifstream in(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return json::parse(ss.str());
 }
 
 TEST(CompareTest, OptionalSectionsComparedGenericallyUnknownSkipped) {

@@ -28,7 +28,7 @@ using report_json::Str;
 using report_json::U64;
 using report_json::Us;
 
-constexpr const char* kDirs[] = {"offline", "online"};
+using report_json::kDirs;
 const char* const kColors[] = {"#e15759", "#4e79a7", "#f28e2b", "#59a14f",
                                "#b07aa1", "#76b7b2", "#edc948", "#9c755f"};
 constexpr int kHistogramBins = 80;
@@ -407,7 +407,7 @@ std::string EventWhere(const json& l) {
          std::to_string(U64(l, "op_index"));
 }
 
-std::string Timeline(const json& report) {
+std::string TimelineSection(const json& report) {
   const json& tl = Get(report, "timeline");
   const json& points = Get(tl, "points");
   const json& columns = Get(tl, "columns");
@@ -665,7 +665,7 @@ std::string FormatHtml(const json& report, const ReportOptions& opts) {
     out += LatencyHistogram(report, d);
   out += "<h2>Kernel states</h2>\n" + KernelStates(report);
   out += "<h2>Kernel phases (cpuhp_probe module)</h2>\n" + KmodPhases(report);
-  out += "<h2>Timeline and kernel log</h2>\n" + Timeline(report);
+  out += "<h2>Timeline and kernel log</h2>\n" + TimelineSection(report);
   out += "<h2>Disturbance</h2>\n" + Disturbance(report);
   out +=
       "<p class=\"meta\">Written by cpuhp-stress report --format html. Latencies are the "

@@ -12,6 +12,7 @@
 #include <regex>
 #include <sstream>
 
+#include "testing/report_fixtures.h"
 #include "util/report_json.h"
 
 namespace cpuhp {
@@ -19,23 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kFixtures = std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/";
-
-json LoadFixture(const std::string& name) {
-  std::ifstream in(kFixtures + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, false);
-  EXPECT_FALSE(j.is_discarded()) << name;
-  return j;
-}
-
-// A real cpu1 run: tracepoints, disturbance probes, kernel log health with
-// an injected WARNING line, kmod unavailable (no module on the host).
-const json& Cpu1() {
-  static const json r = LoadFixture("report-real-cpu1.json");
-  return r;
-}
 // A real guest run with the cpuhp_probe module loaded (tests/vm).
 const json& Guest() {
   static const json r = LoadFixture("report-real-guest-kmod.json");

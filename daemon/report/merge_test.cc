@@ -20,7 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-json LoadFixture(const std::string& name) {
+json LoadReportFixture(const std::string& name) {
   json j;
   std::string err;
   EXPECT_TRUE(LoadReport(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/" + name, &j, &err))
@@ -60,7 +60,7 @@ json SlowerBoot(const json& boot) {
 }
 
 TEST(MergeTest, HistogramsAreSummedAndSummariesRecomputedFromTheSum) {
-  const json a = LoadFixture("report-real-guest-kmod.json");
+  const json a = LoadReportFixture("report-real-guest-kmod.json");
   const json b = SlowerBoot(a);
   json pooled;
   std::string err;
@@ -152,7 +152,7 @@ TEST(MergeTest, ArraysOfAHundredThousandRowsPoolInLinearTime) {
 
 // The tracepoints' drain counters are counters: summed like the events.
 TEST(MergeTest, TracepointDrainCountersAreSummed) {
-  json a = LoadFixture("report-real-cpu1.json");
+  json a = LoadReportFixture("report-real-cpu1.json");
   json& tp = a["timing_sources"]["tracepoints"];
   tp["drains"] = 14;
   tp["inline_drains"] = 1;
@@ -173,7 +173,7 @@ TEST(MergeTest, TracepointDrainCountersAreSummed) {
 }
 
 TEST(MergeTest, ARowOnlyOneBootHasIsPooledWithNullForTheOther) {
-  json a = LoadFixture("report-real-guest-kmod.json");
+  json a = LoadReportFixture("report-real-guest-kmod.json");
   json b = SlowerBoot(a);
   json extra = a["per_online_count"]["offline"][0];
   extra["online_cpus"] = 2;
@@ -192,7 +192,7 @@ TEST(MergeTest, ARowOnlyOneBootHasIsPooledWithNullForTheOther) {
 
 // A pooled report merged again counts as its boots, and records their runs.
 TEST(MergeTest, APooledInputContributesItsBoots) {
-  const json a = LoadFixture("report-real-guest-kmod.json");
+  const json a = LoadReportFixture("report-real-guest-kmod.json");
   const json b = SlowerBoot(a);
   json c = a;
   c["host"]["boot_id"] = "third-boot";
@@ -218,7 +218,7 @@ TEST(MergeTest, APooledInputContributesItsBoots) {
 // Issue 28 (5): one run pooled with itself would count as two boots and
 // narrow every interval on data measured once.
 TEST(MergeTest, TheSameRunTwiceIsRefusedNamingBothFiles) {
-  const json a = LoadFixture("report-real-guest-kmod.json");
+  const json a = LoadReportFixture("report-real-guest-kmod.json");
   json pooled;
   std::string err;
   EXPECT_FALSE(MergeReports({"a.json", "a.json"}, {a, a}, &pooled, &err));
@@ -242,7 +242,7 @@ TEST(MergeTest, TheSameRunTwiceIsRefusedNamingBothFiles) {
 // Issue 29 (8): `merge res/*.json -o res/pooled.json` run a second time finds
 // its own output among the inputs.
 TEST(MergeTest, MergingAgainIntoItsOwnOutputIsRefused) {
-  const json a = LoadFixture("report-real-guest-kmod.json");
+  const json a = LoadReportFixture("report-real-guest-kmod.json");
   const std::string pa = WriteTemp(a);
   const std::string pb = WriteTemp(SlowerBoot(a));
   const std::string out = pa + ".pooled.json";
@@ -264,7 +264,7 @@ TEST(MergeTest, MergingAgainIntoItsOwnOutputIsRefused) {
 }
 
 TEST(MergeTest, OtherSetupsAreRefusedInOneLineNamingBothFiles) {
-  const json a = LoadFixture("report-real-guest-kmod.json");
+  const json a = LoadReportFixture("report-real-guest-kmod.json");
   json pooled;
   std::string err;
 

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cinttypes>
-#include <cstdarg>
 #include <cstdio>
 #include <system_error>
 
@@ -28,27 +27,10 @@ namespace cpuhp {
 namespace {
 
 using nlohmann::json;
-
-// Lookups that tolerate a report missing a key (an older schema, an interim
-// report), so that the summary never throws at the end of a long run.
-uint64_t U64(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number())
-    return 0;
-  if (it->is_number_unsigned())
-    return it->get<uint64_t>();
-  if (it->is_number_integer())  // get<uint64_t>() of -1 would be 2^64 - 1
-    return it->get<int64_t>() > 0 ? static_cast<uint64_t>(it->get<int64_t>()) : 0;
-  // A fraction, a negative or a huge number (a hand-edited report) has no
-  // uint64_t: converting it is undefined.
-  const double v = it->get<double>();
-  return v > 0 ? (v < 0x1p64 ? static_cast<uint64_t>(v) : UINT64_MAX) : 0;
-}
-
-std::string Str(const json& j, const char* key, const char* fallback) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
+using report_json::Fmt;
+using report_json::MsText;
+using report_json::Str;
+using report_json::U64;
 
 const json& Section(const json& j, const char* key) {
   static const json kEmpty = json::object();
@@ -56,39 +38,20 @@ const json& Section(const json& j, const char* key) {
   return it != j.end() && it->is_object() ? *it : kEmpty;
 }
 
-std::string Printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string Printf(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  va_list ap2;
-  va_copy(ap2, ap);
-  int n = vsnprintf(nullptr, 0, fmt, ap);
-  va_end(ap);
-  std::string s(n > 0 ? static_cast<size_t>(n) : 0, '\0');
-  if (n > 0)
-    vsnprintf(s.data(), s.size() + 1, fmt, ap2);
-  va_end(ap2);
-  return s;
-}
-
-std::string Ms(uint64_t ns) {
-  return Printf("%.3f", static_cast<double>(ns) / 1e6);
-}
-
 // One table row: a space before every column so that a value wider than its
 // column still stays apart from its neighbour.
 std::string Row(const std::string& label, const std::string& ops, const std::string& mean,
                 const std::string& stddev, const std::string& p50, const std::string& p99,
                 const std::string& max) {
-  return Printf("  %13s %8s %8s %8s %8s %8s %8s\n", label.c_str(), ops.c_str(), mean.c_str(),
-                stddev.c_str(), p50.c_str(), p99.c_str(), max.c_str());
+  return Fmt("  %13s %8s %8s %8s %8s %8s %8s\n", label.c_str(), ops.c_str(), mean.c_str(),
+             stddev.c_str(), p50.c_str(), p99.c_str(), max.c_str());
 }
 
 // A statistic the report does not carry (an older report, a row without
 // it) shows as "-", never as a measured 0.000.
 std::string MsOrDash(const json& s, const char* key) {
   auto it = s.find(key);
-  return it != s.end() && it->is_number() ? Ms(U64(s, key)) : "-";
+  return it != s.end() && it->is_number() ? MsText(U64(s, key)) : "-";
 }
 
 std::string LatencyRow(const std::string& label, const json& s) {
@@ -124,18 +87,19 @@ std::string PerCpuTable(const json& report) {
   if (it == report.end() || !it->is_array() || it->empty())
     return "";
   std::string out = "\nper CPU (ms)\n";
-  out += Printf("  %5s %8s %8s %8s %7s %8s %8s %8s %7s\n", "cpu", "off ops", "p50", "p99", "failed",
-                "on ops", "p50", "p99", "failed");
+  out += Fmt("  %5s %8s %8s %8s %7s %8s %8s %8s %7s\n", "cpu", "off ops", "p50", "p99", "failed",
+             "on ops", "p50", "p99", "failed");
   for (const json& c : *it) {
     if (!c.is_object())
       continue;
     const json& off = Section(c, "offline");
     const json& on = Section(c, "online");
-    out += Printf(
-        "  %5" PRIu64 " %8" PRIu64 " %8s %8s %7" PRIu64 " %8" PRIu64 " %8s %8s %7" PRIu64 "\n",
-        U64(c, "cpu"), U64(off, "count"), Ms(U64(off, "p50_ns")).c_str(),
-        Ms(U64(off, "p99_ns")).c_str(), U64(c, "offline_failed"), U64(on, "count"),
-        Ms(U64(on, "p50_ns")).c_str(), Ms(U64(on, "p99_ns")).c_str(), U64(c, "online_failed"));
+    out +=
+        Fmt("  %5" PRIu64 " %8" PRIu64 " %8s %8s %7" PRIu64 " %8" PRIu64 " %8s %8s %7" PRIu64 "\n",
+            U64(c, "cpu"), U64(off, "count"), MsText(U64(off, "p50_ns")).c_str(),
+            MsText(U64(off, "p99_ns")).c_str(), U64(c, "offline_failed"), U64(on, "count"),
+            MsText(U64(on, "p50_ns")).c_str(), MsText(U64(on, "p99_ns")).c_str(),
+            U64(c, "online_failed"));
   }
   return out;
 }
@@ -159,10 +123,10 @@ std::string HeaderLine(const json& report) {
     kernel += " " + arch;
   if (sim)
     kernel = "SIMULATED (the model ran on the host's " + kernel + ")";
-  out += Printf("kernel %s, CPUs %s, pattern %s, seed %s, backend %s\n", kernel.c_str(),
-                Str(cpus, "selected", "?").c_str(), Str(config, "pattern", "?").c_str(),
-                seed != report.end() && seed->is_number() ? seed->dump().c_str() : "?",
-                Str(cpus, "backend", "?").c_str());
+  out += Fmt("kernel %s, CPUs %s, pattern %s, seed %s, backend %s\n", kernel.c_str(),
+             Str(cpus, "selected", "?").c_str(), Str(config, "pattern", "?").c_str(),
+             seed != report.end() && seed->is_number() ? seed->dump().c_str() : "?",
+             Str(cpus, "backend", "?").c_str());
   return out;
 }
 
@@ -197,7 +161,7 @@ std::string ErrorLines(const json& report) {
   }
   uint64_t mismatches = U64(Section(report, "totals"), "readback_mismatches");
   if (mismatches != 0)
-    out += Printf("\nreadback mismatches: %" PRIu64 " ops\n", mismatches);
+    out += Fmt("\nreadback mismatches: %" PRIu64 " ops\n", mismatches);
   return out;
 }
 
@@ -289,19 +253,19 @@ std::string HumanSummary(const nlohmann::json& report) {
   const bool sim = Str(run, "clock", "") == "simulated";
   double elapsed_s =
       static_cast<double>(U64(run, sim ? "simulated_elapsed_ns" : "elapsed_ns")) / 1e9;
-  std::string rate = elapsed_s > 0 ? Printf("%.1f", static_cast<double>(ops) / elapsed_s) : "-";
+  std::string rate = elapsed_s > 0 ? Fmt("%.1f", static_cast<double>(ops) / elapsed_s) : "-";
   auto interim_it = report.find("interim");
   bool interim = interim_it != report.end() && interim_it->is_boolean() && interim_it->get<bool>();
   std::string out = HeaderLine(report);
-  out += Printf("%s%" PRIu64 " ops, %" PRIu64 " ok, %" PRIu64
-                " failed in %.3f s%s (%s ops/s), stop reason: %s\n",
-                interim ? "interim: " : "", ops, U64(totals, "ok"), U64(totals, "failed"),
-                elapsed_s, sim ? " simulated" : "", rate.c_str(),
-                Str(run, "stop_reason", interim ? "still running" : "none").c_str());
+  out += Fmt("%s%" PRIu64 " ops, %" PRIu64 " ok, %" PRIu64
+             " failed in %.3f s%s (%s ops/s), stop reason: %s\n",
+             interim ? "interim: " : "", ops, U64(totals, "ok"), U64(totals, "failed"), elapsed_s,
+             sim ? " simulated" : "", rate.c_str(),
+             Str(run, "stop_reason", interim ? "still running" : "none").c_str());
   if (std::string why = Str(run, "stop_message", ""); !why.empty())
     out += "  " + why + "\n";
   if (uint64_t setup = U64(totals, "setup_ops"))
-    out += Printf("  %" PRIu64 " of them set-up writes (not in the latency tables)\n", setup);
+    out += Fmt("  %" PRIu64 " of them set-up writes (not in the latency tables)\n", setup);
   out += MissingLevels(report);
   out += UnavailableSources(report);
   for (const char* dir : {"offline", "online"})

@@ -27,7 +27,7 @@ std::string SafeName(std::string s) {
 
 namespace {
 
-constexpr const char* kDirs[] = {"offline", "online"};
+using report_json::kDirs;
 
 struct RunTargets {
   uint64_t iterations = 0;  // 0: none

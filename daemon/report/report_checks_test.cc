@@ -12,19 +12,13 @@
 
 #include "report/html_report.h"
 #include "report/report_formats.h"
+#include "testing/report_fixtures.h"
 #include "testing/synthetic_report.h"
 
 namespace cpuhp {
 namespace {
 
 using nlohmann::json;
-
-const ReportCheck* Find(const std::vector<ReportCheck>& checks, const std::string& name) {
-  for (const ReportCheck& c : checks)
-    if (c.name == name)
-      return &c;
-  return nullptr;
-}
 
 // `cpuhp-stress run --backend sim` with no other option, as its report
 // records it: "iterations": "auto", stopped at its 1000, a soak section with
@@ -128,30 +122,31 @@ TEST(ReportChecksTest, TheDefaultRunCompletedAtItsResolvedTarget) {
   const ReportOptions o;
   json r = DefaultRun();
   std::vector<ReportCheck> checks = ReportChecks(r, o);
-  ASSERT_NE(Find(checks, "run_completed"), nullptr);
-  EXPECT_TRUE(Find(checks, "run_completed")->pass) << Find(checks, "run_completed")->message;
+  ASSERT_NE(FindCheck(checks, "run_completed"), nullptr);
+  EXPECT_TRUE(FindCheck(checks, "run_completed")->pass)
+      << FindCheck(checks, "run_completed")->message;
   for (const ReportCheck& c : checks)
     EXPECT_TRUE(!c.is_verdict || c.pass) << c.name << ": " << c.message;
   // The same report stopped by a signal did not reach its 1000.
   r["run"]["stop_reason"] = "signal";
   checks = ReportChecks(r, o);
-  EXPECT_FALSE(Find(checks, "run_completed")->pass);
-  EXPECT_NE(Find(checks, "run_completed")->message.find("not its target: iterations"),
+  EXPECT_FALSE(FindCheck(checks, "run_completed")->pass);
+  EXPECT_NE(FindCheck(checks, "run_completed")->message.find("not its target: iterations"),
             std::string::npos)
-      << Find(checks, "run_completed")->message;
+      << FindCheck(checks, "run_completed")->message;
   // "auto" with a duration: the duration is the only target.
   r["config"]["duration"] = "10s";
   r["run"]["stop_reason"] = "duration";
-  EXPECT_TRUE(Find(ReportChecks(r, o), "run_completed")->pass);
+  EXPECT_TRUE(FindCheck(ReportChecks(r, o), "run_completed")->pass);
   r["run"]["stop_reason"] = "iterations";
-  EXPECT_FALSE(Find(ReportChecks(r, o), "run_completed")->pass);
+  EXPECT_FALSE(FindCheck(ReportChecks(r, o), "run_completed")->pass);
   // "auto" with a sweep: the end of its schedule.
   r["config"]["duration"] = "0";
   r["config"]["pattern"] = "sweep";
   r["run"]["stop_reason"] = "schedule_complete";
-  EXPECT_TRUE(Find(ReportChecks(r, o), "run_completed")->pass);
+  EXPECT_TRUE(FindCheck(ReportChecks(r, o), "run_completed")->pass);
   r["run"]["stop_reason"] = "iterations";
-  EXPECT_FALSE(Find(ReportChecks(r, o), "run_completed")->pass);
+  EXPECT_FALSE(FindCheck(ReportChecks(r, o), "run_completed")->pass);
 }
 
 // Issue 28 item 2: a stuck write fails a check, which carries what the
@@ -160,10 +155,10 @@ TEST(ReportChecksTest, TheDefaultRunCompletedAtItsResolvedTarget) {
 TEST(ReportChecksTest, AStuckWriteFailsItsCheckWithItsStack) {
   const ReportOptions o;
   std::vector<ReportCheck> checks = ReportChecks(DefaultRun(), o);
-  ASSERT_NE(Find(checks, "no_stuck_operations"), nullptr);
-  EXPECT_TRUE(Find(checks, "no_stuck_operations")->pass);
+  ASSERT_NE(FindCheck(checks, "no_stuck_operations"), nullptr);
+  EXPECT_TRUE(FindCheck(checks, "no_stuck_operations")->pass);
   checks = ReportChecks(StuckRun(), o);
-  const ReportCheck* stuck = Find(checks, "no_stuck_operations");
+  const ReportCheck* stuck = FindCheck(checks, "no_stuck_operations");
   ASSERT_NE(stuck, nullptr);
   EXPECT_FALSE(stuck->pass);
   EXPECT_EQ(stuck->value, 2);
@@ -179,21 +174,21 @@ TEST(ReportChecksTest, AStuckWriteFailsItsCheckWithItsStack) {
   json off = DefaultRun();
   off["soak"]["stuck_timeout_ns"] = 0;
   checks = ReportChecks(off, o);
-  EXPECT_TRUE(Find(checks, "no_stuck_operations")->skipped);
+  EXPECT_TRUE(FindCheck(checks, "no_stuck_operations")->skipped);
 }
 
 // Issue 28 item 8: which rollbacks failed, not only how many; capped.
 TEST(ReportChecksTest, FailedRollbacksAreListedAndCapped) {
   const ReportOptions o;
   std::vector<ReportCheck> checks = ReportChecks(FailedRollbackRun(1), o);
-  EXPECT_EQ(Find(checks, "faults_rolled_back")->message,
+  EXPECT_EQ(FindCheck(checks, "faults_rolled_back")->message,
             "4 of 252 injected faults NOT rolled back, 182 rolled back, 42 not reached, 0 "
             "unverified: cpu1 offline state 193 (mm/vmstat:online) x2, cpu1 online state 193 "
             "(mm/vmstat:online) x2");
   json r = FailedRollbackRun(7);  // 28 failures, 14 different
   r["faults"]["failures_dropped"] = 3;
   checks = ReportChecks(r, o);
-  const std::string m = Find(checks, "faults_rolled_back")->message;
+  const std::string m = FindCheck(checks, "faults_rolled_back")->message;
   EXPECT_NE(m.find(": cpu1 offline state 193 (mm/vmstat:online) x2, cpu1 online"),
             std::string::npos)
       << m;
@@ -243,13 +238,6 @@ std::map<std::string, std::string> Renderings(const json& r, const ReportOptions
   return {{"text", fold(FormatText(r, o))}, {"markdown", fold(FormatMarkdown(r, o))},
           {"junit", FormatJunit(r, o)},     {"kcidb", FormatKcidb(r, o).dump()},
           {"lava", FormatLava(r, o)},       {"html", FormatHtml(r, o)}};
-}
-
-json LoadFixture(const std::string& name) {
-  std::ifstream in(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return json::parse(ss.str());
 }
 
 struct Case {
@@ -303,8 +291,8 @@ TEST(ReportChecksTest, AnIncompleteSweepNamesItsShortAndMissingLevels) {
   const ReportOptions o;
   json r = IncompleteSweep();
   std::vector<ReportCheck> checks = ReportChecks(r, o);
-  EXPECT_TRUE(Find(checks, "run_completed")->pass);  // -n 50 was its target
-  const ReportCheck* sweep = Find(checks, "sweep_complete");
+  EXPECT_TRUE(FindCheck(checks, "run_completed")->pass);  // -n 50 was its target
+  const ReportCheck* sweep = FindCheck(checks, "sweep_complete");
   ASSERT_NE(sweep, nullptr);
   EXPECT_FALSE(sweep->pass);
   EXPECT_EQ(sweep->message,
@@ -315,10 +303,10 @@ TEST(ReportChecksTest, AnIncompleteSweepNamesItsShortAndMissingLevels) {
   r["cpus"]["schedule"]["levels_complete"] = {2, 4, 8};
   r["cpus"]["schedule"]["levels_missing"] = json::array();
   checks = ReportChecks(r, o);
-  sweep = Find(checks, "sweep_complete");
+  sweep = FindCheck(checks, "sweep_complete");
   ASSERT_NE(sweep, nullptr);
   EXPECT_TRUE(sweep->pass) << sweep->message;
-  EXPECT_EQ(Find(ReportChecks(DefaultRun(), o), "sweep_complete"), nullptr);
+  EXPECT_EQ(FindCheck(ReportChecks(DefaultRun(), o), "sweep_complete"), nullptr);
 }
 
 // Items 2 and 8: what failed is in every rendering, not only its count.

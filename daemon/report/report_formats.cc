@@ -33,7 +33,7 @@ using report_json::U64;
 using report_json::Wrap;
 using report_json::XmlEscape;
 
-constexpr const char* kDirs[] = {"offline", "online"};
+using report_json::kDirs;
 
 std::string NumText(double v) {
   return Fmt("%.6g", v);

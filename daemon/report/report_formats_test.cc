@@ -10,6 +10,7 @@
 
 #include "report/compare.h"
 #include "report/html_report.h"
+#include "testing/report_fixtures.h"
 #include "testing/synthetic_report.h"
 
 namespace cpuhp {
@@ -17,28 +18,14 @@ namespace {
 
 using nlohmann::json;
 
-json LoadFixture(const std::string& name) {
-  std::ifstream in(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/" + name);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return json::parse(ss.str());
-}
-
-const ReportCheck* Find(const std::vector<ReportCheck>& checks, const std::string& name) {
-  for (const ReportCheck& c : checks)
-    if (c.name == name)
-      return &c;
-  return nullptr;
-}
-
 TEST(ReportFormatsTest, ChecksOfACleanRun) {
   ReportOptions opts;
   std::vector<ReportCheck> checks = ReportChecks(SyntheticReport(SyntheticSpec{}), opts);
-  ASSERT_NE(Find(checks, "no_operation_errors"), nullptr);
-  EXPECT_TRUE(Find(checks, "no_operation_errors")->pass);
-  EXPECT_TRUE(Find(checks, "cpus_restored")->pass);
-  EXPECT_EQ(Find(checks, "no_kernel_warnings"), nullptr);  // no health section
-  const ReportCheck* p50 = Find(checks, "offline_p50");
+  ASSERT_NE(FindCheck(checks, "no_operation_errors"), nullptr);
+  EXPECT_TRUE(FindCheck(checks, "no_operation_errors")->pass);
+  EXPECT_TRUE(FindCheck(checks, "cpus_restored")->pass);
+  EXPECT_EQ(FindCheck(checks, "no_kernel_warnings"), nullptr);  // no health section
+  const ReportCheck* p50 = FindCheck(checks, "offline_p50");
   ASSERT_NE(p50, nullptr);
   EXPECT_FALSE(p50->is_verdict);
   EXPECT_EQ(p50->unit, "ms");
@@ -49,14 +36,14 @@ TEST(ReportFormatsTest, ChecksOfACleanRun) {
 TEST(ReportFormatsTest, HowTheRunEnded) {
   ReportOptions o;
   json r = SyntheticReport(SyntheticSpec{});
-  EXPECT_TRUE(Find(ReportChecks(r, o), "run_completed")->pass);
-  EXPECT_TRUE(Find(ReportChecks(r, o), "final_report")->pass);
-  EXPECT_EQ(Find(ReportChecks(r, o), "faults_rolled_back"), nullptr);  // no faults section
+  EXPECT_TRUE(FindCheck(ReportChecks(r, o), "run_completed")->pass);
+  EXPECT_TRUE(FindCheck(ReportChecks(r, o), "final_report")->pass);
+  EXPECT_EQ(FindCheck(ReportChecks(r, o), "faults_rolled_back"), nullptr);  // no faults section
   for (const char* reason : {"signal", "error", "fatal"}) {
     r["run"]["stop_reason"] = reason;
     r["run"]["stop_message"] = "cpu2 lost: 3 online writes in a row left it offline";
     const std::vector<ReportCheck> checks = ReportChecks(r, o);
-    const ReportCheck* c = Find(checks, "run_completed");
+    const ReportCheck* c = FindCheck(checks, "run_completed");
     EXPECT_FALSE(c->pass) << reason;
     EXPECT_NE(c->message.find(std::string("stopped by ") + reason + ": cpu2 lost"),
               std::string::npos)
@@ -67,16 +54,16 @@ TEST(ReportFormatsTest, HowTheRunEnded) {
   // A run given no limit ends by a signal (systemctl stop): its target.
   r["config"]["iterations"] = 0;
   r["run"]["stop_reason"] = "signal";
-  EXPECT_TRUE(Find(ReportChecks(r, o), "run_completed")->pass);
+  EXPECT_TRUE(FindCheck(ReportChecks(r, o), "run_completed")->pass);
   r["config"]["duration"] = "24h";
-  EXPECT_FALSE(Find(ReportChecks(r, o), "run_completed")->pass);
+  EXPECT_FALSE(FindCheck(ReportChecks(r, o), "run_completed")->pass);
   r["run"]["stop_reason"] = "duration";
-  EXPECT_TRUE(Find(ReportChecks(r, o), "run_completed")->pass);
+  EXPECT_TRUE(FindCheck(ReportChecks(r, o), "run_completed")->pass);
   // An interim report: no stop reason, no restore.
   r["interim"] = true;
   r["run"]["stop_reason"] = nullptr;
-  EXPECT_FALSE(Find(ReportChecks(r, o), "final_report")->pass);
-  EXPECT_FALSE(Find(ReportChecks(r, o), "run_completed")->pass);
+  EXPECT_FALSE(FindCheck(ReportChecks(r, o), "final_report")->pass);
+  EXPECT_FALSE(FindCheck(ReportChecks(r, o), "run_completed")->pass);
 }
 
 TEST(ReportFormatsTest, FaultChecks) {
@@ -92,24 +79,24 @@ TEST(ReportFormatsTest, FaultChecks) {
                  {"cleared_at_end", true},
                  {"clear_failures", json::array()}};
   const std::vector<ReportCheck> checks = ReportChecks(r, o);
-  const ReportCheck* rolled = Find(checks, "faults_rolled_back");
+  const ReportCheck* rolled = FindCheck(checks, "faults_rolled_back");
   ASSERT_NE(rolled, nullptr);
   EXPECT_FALSE(rolled->pass);
   EXPECT_EQ(rolled->value, 8);
   EXPECT_NE(rolled->message.find("8 of 40 injected faults NOT rolled back"), std::string::npos);
-  EXPECT_TRUE(Find(ReportChecks(r, o), "fail_cleared")->pass);
+  EXPECT_TRUE(FindCheck(ReportChecks(r, o), "fail_cleared")->pass);
   std::string junit = FormatJunit(r, o);
   EXPECT_NE(junit.find("failures=\"1\""), std::string::npos) << junit;
   r["faults"]["totals"]["not_rolled_back"] = 0;
-  EXPECT_TRUE(Find(ReportChecks(r, o), "faults_rolled_back")->pass);
+  EXPECT_TRUE(FindCheck(ReportChecks(r, o), "faults_rolled_back")->pass);
   r["faults"]["cleared_at_end"] = false;
   r["faults"]["clear_failures"] = {"cpu1/hotplug/fail: write -1: EBUSY"};
   const std::vector<ReportCheck> checks2 = ReportChecks(r, o);
-  const ReportCheck* cleared = Find(checks2, "fail_cleared");
+  const ReportCheck* cleared = FindCheck(checks2, "fail_cleared");
   EXPECT_FALSE(cleared->pass);
   EXPECT_NE(cleared->message.find("cpu1/hotplug/fail: write -1: EBUSY"), std::string::npos);
   r["faults"] = {{"status", "unavailable"}, {"reason", "no hotplug/fail"}};
-  EXPECT_TRUE(Find(ReportChecks(r, o), "faults_rolled_back")->skipped);
+  EXPECT_TRUE(FindCheck(ReportChecks(r, o), "faults_rolled_back")->skipped);
 }
 
 // Issue 15 part 5: kernel log text in a check's message is escaped for the
@@ -177,17 +164,17 @@ TEST(ReportFormatsTest, FailuresLimitsHealthAndBaseline) {
   faster.online_scale = 0.5;
   o.baseline = SyntheticReport(faster);  // the candidate r is 2x slower online
   std::vector<ReportCheck> checks = ReportChecks(r, o);
-  EXPECT_FALSE(Find(checks, "no_operation_errors")->pass);
-  EXPECT_EQ(Find(checks, "no_operation_errors")->value, 2);
-  EXPECT_FALSE(Find(checks, "cpus_restored")->pass);
-  EXPECT_FALSE(Find(checks, "no_kernel_warnings")->pass);
-  EXPECT_FALSE(Find(checks, "offline_p99")->pass);
-  EXPECT_TRUE(Find(checks, "online_p50")->pass);
-  const ReportCheck* cmp = Find(checks, "compare_online.p50");
+  EXPECT_FALSE(FindCheck(checks, "no_operation_errors")->pass);
+  EXPECT_EQ(FindCheck(checks, "no_operation_errors")->value, 2);
+  EXPECT_FALSE(FindCheck(checks, "cpus_restored")->pass);
+  EXPECT_FALSE(FindCheck(checks, "no_kernel_warnings")->pass);
+  EXPECT_FALSE(FindCheck(checks, "offline_p99")->pass);
+  EXPECT_TRUE(FindCheck(checks, "online_p50")->pass);
+  const ReportCheck* cmp = FindCheck(checks, "compare_online.p50");
   ASSERT_NE(cmp, nullptr);
   EXPECT_FALSE(cmp->pass);
   EXPECT_NEAR(cmp->value, 2.0, 0.1);
-  EXPECT_TRUE(Find(checks, "compare_offline.p50")->pass);
+  EXPECT_TRUE(FindCheck(checks, "compare_offline.p50")->pass);
 
   // LAVA: every line is a lava-test-case call with a spaceless name, a
   // failed one after an echo of why (one shell-quoted line).
@@ -306,7 +293,7 @@ TEST(ReportFormatsTest, KernelWarningOfARealRunFailsItsCheck) {
   const json& first = r["timing_sources"]["kmsg_health"]["first_event"];
   ASSERT_TRUE(first.is_object());
   std::vector<ReportCheck> checks = ReportChecks(r, o);
-  const ReportCheck* warn = Find(checks, "no_kernel_warnings");
+  const ReportCheck* warn = FindCheck(checks, "no_kernel_warnings");
   ASSERT_NE(warn, nullptr);
   EXPECT_FALSE(warn->pass);
   EXPECT_FALSE(warn->skipped);
@@ -325,7 +312,7 @@ TEST(ReportFormatsTest, KernelWarningOfARealRunFailsItsCheck) {
   // The same run with a quiet kernel log passes.
   for (auto& [kind, n] : r["timing_sources"]["kmsg_health"]["counts"].items())
     n = 0;
-  EXPECT_TRUE(Find(ReportChecks(r, o), "no_kernel_warnings")->pass);
+  EXPECT_TRUE(FindCheck(ReportChecks(r, o), "no_kernel_warnings")->pass);
 }
 
 // kmsg_health unavailable: the check is skipped with the reason in every
@@ -334,23 +321,23 @@ TEST(ReportFormatsTest, LostTracepointEventsFailTheirCheck) {
   json r = SyntheticReport(SyntheticSpec{});
   ReportOptions o;
   std::vector<ReportCheck> checks = ReportChecks(r, o);
-  EXPECT_EQ(Find(checks, "tracepoints_no_lost_events"), nullptr);  // no section
+  EXPECT_EQ(FindCheck(checks, "tracepoints_no_lost_events"), nullptr);  // no section
   r["timing_sources"]["tracepoints"] = {
       {"status", "ok"},
       {"lost_events", {{"total", 0}, {"overrun", 0}, {"dropped", 0}, {"lost_markers", 0}}}};
   checks = ReportChecks(r, o);
-  EXPECT_TRUE(Find(checks, "tracepoints_no_lost_events")->pass);
+  EXPECT_TRUE(FindCheck(checks, "tracepoints_no_lost_events")->pass);
   r["timing_sources"]["tracepoints"]["lost_events"] = {
       {"total", 120}, {"overrun", 100}, {"dropped", 0}, {"lost_markers", 20}};
   checks = ReportChecks(r, o);
-  const ReportCheck* lost = Find(checks, "tracepoints_no_lost_events");
+  const ReportCheck* lost = FindCheck(checks, "tracepoints_no_lost_events");
   ASSERT_NE(lost, nullptr);
   EXPECT_FALSE(lost->pass);
   EXPECT_EQ(lost->value, 120);
   EXPECT_NE(lost->message.find("overrun 100"), std::string::npos) << lost->message;
   r["timing_sources"]["tracepoints"] = {{"status", "unavailable"}, {"reason", "no tracefs"}};
   checks = ReportChecks(r, o);  // Find points into it: keep it alive
-  lost = Find(checks, "tracepoints_no_lost_events");
+  lost = FindCheck(checks, "tracepoints_no_lost_events");
   ASSERT_NE(lost, nullptr);
   EXPECT_TRUE(lost->skipped);  // never a pass it did not measure
   EXPECT_EQ(lost->message, "tracepoints unavailable: no tracefs");
@@ -362,7 +349,7 @@ TEST(ReportFormatsTest, UnavailableKernelLogIsSkippedNotPassed) {
                                         {"reason", "/dev/kmsg: Permission denied"}};
   ReportOptions o;
   std::vector<ReportCheck> checks = ReportChecks(r, o);
-  const ReportCheck* warn = Find(checks, "no_kernel_warnings");
+  const ReportCheck* warn = FindCheck(checks, "no_kernel_warnings");
   ASSERT_NE(warn, nullptr);
   EXPECT_TRUE(warn->skipped);
   std::string junit = FormatJunit(r, o);
@@ -380,7 +367,7 @@ TEST(ReportFormatsTest, UnavailableKernelLogIsSkippedNotPassed) {
   EXPECT_TRUE(kcidb_skip);
   EXPECT_NE(FormatText(r, o).find("skip no_kernel_warnings"), std::string::npos);
   r["timing_sources"].erase("kmsg_health");
-  EXPECT_EQ(Find(ReportChecks(r, o), "no_kernel_warnings"), nullptr);
+  EXPECT_EQ(FindCheck(ReportChecks(r, o), "no_kernel_warnings"), nullptr);
 }
 
 // Issue 15 part 4: `report --baseline` compares once per command (each

@@ -3,20 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/report_fixtures.h"
 #include "util/json_file.h"
 
 namespace cpuhp {
 namespace {
 
 using nlohmann::json;
-
-json Cpu1() {
-  json j;
-  std::string err;
-  const std::string path = std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/report-real-cpu1.json";
-  EXPECT_TRUE(LoadJsonFile(path, size_t{1} << 24, &j, &err)) << err;
-  return j;
-}
 
 // A pooled report of `runs` as merge writes its record.
 json Pooled(const json& runs) {

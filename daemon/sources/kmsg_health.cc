@@ -28,12 +28,12 @@ using nlohmann::json;
 //   Oops: general protection fault ... / Internal error: Oops: ... (arm64)
 //   kernel BUG at kernel/cpu.c:1234!  /  BUG: sleeping function called ...
 //   WARNING: CPU: 1 PID: 18 at kernel/cpu.c:1234 cpuhp_invoke_callback+0x...
-struct Pattern {
+struct LogPattern {
   int kind;
   const char* needle;
   bool prefix;  // at the start of the message (after an optional "subsys: ")
 };
-constexpr Pattern kPatterns[] = {
+constexpr LogPattern kPatterns[] = {
     {kKmsgSoftLockup, "soft lockup", false},
     {kKmsgHardLockup, "hard LOCKUP", false},
     {kKmsgRcuStall, "self-detected stall", false},
@@ -121,7 +121,7 @@ json KeptJson(const std::string& msg, uint64_t seq, uint64_t ts_us, int level, i
 }  // namespace
 
 int ClassifyKmsgMessage(std::string_view message) {
-  for (const Pattern& p : kPatterns) {
+  for (const LogPattern& p : kPatterns) {
     if (p.prefix ? StartsAfterSubsystem(message, p.needle)
                  : message.find(p.needle) != std::string_view::npos)
       return p.kind;

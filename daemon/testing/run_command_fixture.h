@@ -4,6 +4,7 @@
 // file, and the report read back and checked against the schema.
 #pragma once
 
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -20,6 +21,9 @@
 #include "testing/fake_sysfs.h"
 
 namespace cpuhp {
+
+// A stop flag no signal sets: RunCommand runs to its end.
+inline volatile sig_atomic_t g_no_stop = 0;
 
 class RunCommandFixture : public ::testing::Test {
  protected:

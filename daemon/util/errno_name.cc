@@ -15,4 +15,8 @@ std::string ErrnoName(int err) {
   return "E" + std::to_string(err);
 }
 
+std::string ErrnoNameOrOk(int err) {
+  return err == 0 ? "ok" : ErrnoName(err);
+}
+
 }  // namespace cpuhp

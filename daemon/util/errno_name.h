@@ -9,5 +9,7 @@ namespace cpuhp {
 
 // "EBUSY" for 16; "E<number>" (e.g. "E4095") when the C library has no name.
 std::string ErrnoName(int err);
+// "ok" for 0 (a call that succeeded), else ErrnoName(err).
+std::string ErrnoNameOrOk(int err);
 
 }  // namespace cpuhp

@@ -61,6 +61,10 @@ double Num(const json& j, const char* key, double fallback) {
   return OptNum(j, key).value_or(fallback);
 }
 
+std::string MsText(double ns) {
+  return Fmt("%.3f", ns / 1e6);
+}
+
 uint64_t U64(const json& j, const char* key) {
   const json& v = Get(j, key);
   if (v.is_number_unsigned())

@@ -45,6 +45,11 @@ bool IsSummary(const nlohmann::json& j);
 std::string SourceStatus(const nlohmann::json& report, const char* name,
                          std::string* reason = nullptr);
 
+// The two directions of an operation, in the order every table lists them.
+inline constexpr const char* kDirs[] = {"offline", "online"};
+
+// Nanoseconds as milliseconds with three decimals: "1.234".
+std::string MsText(double ns);
 // Nanoseconds to milliseconds / microseconds.
 inline double Ms(double ns) {
   return ns / 1e6;
