@@ -102,11 +102,13 @@ TEST(DisturbanceTest, ProbesSeparateBaselineFromEachDirection) {
   d.Stop();
   nlohmann::json j = d.ReportJson();
   const nlohmann::json& t = j["total"];
-  // ~60 ms of operations per direction at 1 ms: generous bounds for a loaded
-  // machine, but each bucket must really have been fed.
-  EXPECT_GE(t["baseline"]["count"], 30) << j.dump();
-  EXPECT_GE(t["offline"]["count"], 20) << j.dump();
-  EXPECT_GE(t["online"]["count"], 20) << j.dump();
+  // ~60 ms of operations per direction at 1 ms: each bucket must really have
+  // been fed. Lower bounds far below 60: the old ones (30, 20, 20) failed
+  // once at load 5 with another suite's cpu1 benches beside it; a late
+  // wakeup costs samples, it never moves them to another bucket.
+  EXPECT_GE(t["baseline"]["count"], 10) << j.dump();
+  EXPECT_GE(t["offline"]["count"], 5) << j.dump();
+  EXPECT_GE(t["online"]["count"], 5) << j.dump();
   EXPECT_LE(t["offline"]["count"], 75) << j.dump();
   EXPECT_EQ(j["samples"].get<uint64_t>(), t["baseline"]["count"].get<uint64_t>() +
                                               t["offline"]["count"].get<uint64_t>() +
