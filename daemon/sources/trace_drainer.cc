@@ -135,6 +135,20 @@ std::vector<RawCpuhpEvent> TakeEventsUpTo(std::vector<RawCpuhpEvent>* held,
   return all;
 }
 
+void RawEventFeed::Feed(std::vector<RawCpuhpEvent>* read, uint64_t cutoff, const CommOf& comm_of,
+                        TraceJoiner* joiner) {
+  for (const RawCpuhpEvent& e : TakeEventsUpTo(&held_, std::move(*read), cutoff)) {
+    std::string fun;
+    if (e.kind != TraceKind::kExit) {
+      fun = fun_names[e.fun];
+      if (fun.empty() || fun[0] == '0')
+        ++unnamed;
+    }
+    joiner->FeedEvent(ToTraceEvent(e, comm_of(e.pid, e.event_cpu), std::move(fun)));
+  }
+  read->clear();
+}
+
 std::string LowerDrainerPriority(const std::vector<int>& cpus, int* sched) {
   sched_param sp{};
   std::string policy;

@@ -28,10 +28,13 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sources/trace_convert.h"
+#include "sources/trace_join.h"
 
 struct tep_event;
 struct tep_format_field;
@@ -99,6 +102,23 @@ class RawCpuhpReader {
 // middle of a callback can have its exit read before its enter.
 std::vector<RawCpuhpEvent> TakeEventsUpTo(std::vector<RawCpuhpEvent>* held,
                                           std::vector<RawCpuhpEvent> read, uint64_t cutoff);
+
+// A drain after its read (no file system but comm_of): the events up to
+// `cutoff` (TakeEventsUpTo), named and fed to the joiner in time order; the
+// later ones are held for the next drain.
+class RawEventFeed {
+ public:
+  // comm_of(pid, event_cpu): the task's name.
+  using CommOf = std::function<const std::string&(int pid, int event_cpu)>;
+  void Feed(std::vector<RawCpuhpEvent>* read, uint64_t cutoff, const CommOf& comm_of,
+            TraceJoiner* joiner);
+
+  std::unordered_map<uint64_t, std::string> fun_names;  // callback address -> symbol
+  uint64_t unnamed = 0;  // enters whose callback address has no symbol
+
+ private:
+  std::vector<RawCpuhpEvent> held_;  // read, after the last joined operation
+};
 
 // The drainer thread's idle priority: the kernel runs it only where nothing
 // else wants the CPU. The calling thread goes to SCHED_IDLE (then *sched is
