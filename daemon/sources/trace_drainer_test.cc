@@ -53,12 +53,15 @@ TEST(TakeEventsUpTo, EventsAfterTheLastWriteWaitForTheNextDrain) {
   // CPU 1 after the exit. Drain 2 (the last): the enter.
   TraceJoiner held(states, 1);
   std::vector<RawCpuhpEvent> keep;
-  std::vector<RawCpuhpEvent> now = TakeEventsUpTo(&keep, {exit}, a.start_ns + a.duration_ns);
+  std::vector<RawCpuhpEvent> read = {exit}, now;
+  TakeEventsUpTo(&keep, &read, a.start_ns + a.duration_ns, &now);
+  EXPECT_TRUE(read.empty());
   EXPECT_TRUE(now.empty());
   ASSERT_EQ(keep.size(), 1u);
   feed(&held, now);
   held.EndOperation(a);
-  now = TakeEventsUpTo(&keep, {enter}, UINT64_MAX);
+  read = {enter};
+  TakeEventsUpTo(&keep, &read, UINT64_MAX, &now);
   ASSERT_EQ(now.size(), 2u);
   EXPECT_EQ(now[0].kind, TraceKind::kEnter);  // merged by time
   EXPECT_TRUE(keep.empty());
