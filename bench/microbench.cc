@@ -17,6 +17,7 @@
 #include "stats/histogram.h"
 #include "stats/quantile_ci.h"
 #include "stats/run_stats.h"
+#include "testing/raw_run.h"
 #include "testing/synthetic_report.h"
 #include "util/rng.h"
 
@@ -125,6 +126,53 @@ void BM_JoinWrite(benchmark::State& state) {
   state.counters["events_per_write"] = static_cast<double>(events.size()) / 2;
 }
 BENCHMARK(BM_JoinWrite);
+
+// The drain's read: a captured offline+online of cpu1 (186 events in two
+// 4 KiB trace_pipe_raw pages, tests/fixtures/trace/x86_64-6.18-raw) decoded
+// into raw events with libtraceevent, as RawCpuhpReader reads a ring; per
+// write.
+void BM_ReadRawWrite(benchmark::State& state) {
+  RawCpuhpReader r;
+  std::string why;
+  if (!r.Open(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/trace/x86_64-6.18-raw", "cap",
+              &why)) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  for (auto _ : state) {
+    r.events.clear();
+    r.Read();
+  }
+  state.SetItemsProcessed(state.iterations() * 2);
+  state.counters["events_per_write"] = static_cast<double>(r.events.size()) / 2;
+}
+BENCHMARK(BM_ReadRawWrite);
+
+// The drain after its read, as a run drains: 500 writes (the capture again
+// and again, testing/raw_run.h) drained every range(0) writes, the raw events
+// held past the write in flight, named, fed to the joiner, joined to their
+// writes and added to the per-state tables; per write. A 2000-write run at
+// ~800 writes/s drains every ~125 writes.
+void BM_DrainWrite(benchmark::State& state) {
+  RawRun run;
+  std::string why;
+  if (!LoadRawRun(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/trace", 250, &run, &why)) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  uint64_t with_steps = 0;
+  for (auto _ : state) {
+    TraceJoiner j(run.states, 1);
+    RawEventFeed feed;
+    feed.fun_names = run.fun_names;
+    DrainRawRun(&run, static_cast<size_t>(state.range(0)), &feed, &j);
+    with_steps += j.stats().ops_with_steps();
+  }
+  if (with_steps != run.ops.size() * static_cast<uint64_t>(state.iterations()))
+    state.SkipWithError("the run's steps did not join to every write");
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(run.ops.size()));
+}
+BENCHMARK(BM_DrainWrite)->Arg(8)->Arg(128)->Unit(benchmark::kMillisecond);
 
 // merge of two boots with an array of range(0) small rows each, per row:
 // flat across sizes when matching is linear (issue 29.8: a linear search

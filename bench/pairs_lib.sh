@@ -59,7 +59,8 @@ bench_cloop() {
   echo "cloop:$1 $2 $res" >> "$tmp/rows"
 }
 
-# Runs driver $1 once and records "driver pair ops seconds" in rows.
+# Runs driver $1 once and records "driver pair ops seconds [cpu_us]" in rows
+# (cpu_us: the tracepoints source's CPU per write, when the driver prints it).
 bench_one() {
   local d=$1 p=$2 res
   res=$("driver_$d") || bench_die "driver $d failed (pair $p)"
@@ -113,12 +114,15 @@ def median_ci(xs, conf=0.95):
     return s[k - 1], s[n - k]
 rows, title, cpu, ops, load0, load1, specs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7:]
 raw = os.environ.get("CPUHP_BENCH_RATIOS")
-rate = {}
+rate, cpu_us = {}, {}
 for line in open(rows):
-    d, p, n, s = line.split()
+    d, p, n, s, *extra = line.split()
     rate[(d, int(p))] = int(n) / float(s)
+    if extra:
+        cpu_us.setdefault(d, []).append(float(extra[0]))
 print(f"{title}: cpu{cpu}, {ops} writes per run, load average {load0} before, {load1} after")
-print(f"{'driver':<46} {'n':>2} {'ops/s':>7} {'C loop':>7} {'ratio':>6} {'min..max':>12} {'95% CI':>13}")
+print(f"{'driver':<46} {'n':>2} {'ops/s':>7} {'C loop':>7} {'ratio':>6} {'min..max':>12} {'95% CI':>13}"
+      f" {'trace CPU/write':>15}")
 for spec in specs:
     d, label = spec.split(":", 1)
     pairs = sorted(p for (k, p) in rate if k == d)
@@ -127,7 +131,8 @@ for spec in specs:
     c = [rate[("cloop:" + d, p)] for p in pairs]
     print(f"{label:<46} {len(r):>2} {statistics.median(a):>7.1f} {statistics.median(c):>7.1f} "
           f"{statistics.median(r):>6.3f} {min(r):>5.3f}..{max(r):<5.3f} "
-          + ("%.3f..%.3f" % ci if (ci := median_ci(r)) else "(< 6 pairs)"))
+          + ("%.3f..%.3f" % ci if (ci := median_ci(r)) else "(< 6 pairs)")
+          + (f" {statistics.median(cpu_us[d]):>12.1f} us" if d in cpu_us else f" {'-':>15}"))
     if raw:  # one line per pair, so that runs can be pooled
         with open(raw, "a") as f:
             f.writelines(f"{d} {x:.4f}\n" for x in r)

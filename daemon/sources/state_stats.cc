@@ -97,7 +97,7 @@ uint64_t KernelStateStats::SelfTimes() {
   return all.Total();
 }
 
-void KernelStateStats::AddOperation(const OpRecord& rec, const std::vector<TraceStep>& steps) {
+void KernelStateStats::AddOperation(const OpRecord& rec, std::span<const TraceStep> steps) {
   const int dir = static_cast<int>(rec.dir);
   // A sweep's set-up write is not a measurement: counted, in no table.
   if (rec.setup) {
@@ -123,7 +123,9 @@ void KernelStateStats::AddOperation(const OpRecord& rec, const std::vector<Trace
         std::make_tuple(dir, static_cast<int>(s.where), number, std::string_view(s.fun));
     auto it = by_state_.find(key);
     if (it == by_state_.end())
-      it = by_state_.emplace(StateKey{dir, static_cast<int>(s.where), number, s.fun}, StateEntry{})
+      it = by_state_
+               .emplace(StateKey{dir, static_cast<int>(s.where), number, std::string(s.fun)},
+                        StateEntry{})
                .first;
     StateEntry& st = it->second;
     st.inclusive.Record(dur);

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -38,7 +39,7 @@ class KernelStateStats {
 
   // One finished operation and the steps attributed to it (those of rec.cpu
   // that began inside the write).
-  void AddOperation(const OpRecord& rec, const std::vector<TraceStep>& steps);
+  void AddOperation(const OpRecord& rec, std::span<const TraceStep> steps);
 
   uint64_t ops_with_steps() const { return ops_with_steps_; }
   uint64_t ops_without_steps() const { return ops_without_steps_; }

@@ -51,11 +51,13 @@ TEST(KernelStateStats, SelfTimesAndStateSumAreTheDefinitions) {
     rec.duration_ns = w1 - w0;
     std::vector<TraceStep> steps;
     std::vector<Interval> clipped;
+    std::vector<std::string> names(n);  // the steps' names point into it
     for (size_t i = 0; i < n; ++i) {
       TraceStep s;
       s.cpu = 1;
       s.idx = static_cast<int>(i);
-      s.fun = "f" + std::to_string(i);
+      names[i] = "f" + std::to_string(i);
+      s.fun = names[i];
       if (i > 0 && rng.Next() % 8 == 0) {  // an identical copy of an earlier step
         const TraceStep& o = steps[rng.Next() % i];
         s.begin_ns = o.begin_ns;

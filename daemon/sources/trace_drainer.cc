@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <iterator>
 
 #include <traceevent/event-parse.h>
 
@@ -60,20 +62,49 @@ bool RawCpuhpReader::Open(const std::string& tracefs, const std::string& name, s
     }
     Format& f = formats[k];
     f.event = ev;
-    f.cpu = tep_find_field(ev, "cpu");
-    f.idx = tep_find_field(ev, "idx");
     const bool exit = k == 2;
-    f.target = tep_find_field(ev, exit ? "state" : "target");
-    f.fun = exit ? nullptr : tep_find_field(ev, "fun");
-    f.ret = exit ? tep_find_field(ev, "ret") : nullptr;
-    if (!f.cpu || !f.idx || !f.target || (exit ? !f.ret : !f.fun)) {
-      *why = path +
-             ": the event lacks a field this reader needs (cpu, idx, target/state, "
-             "fun/ret)";
-      return false;
+    const char* names[5] = {"common_pid", "cpu", "idx", exit ? "state" : "target",
+                            exit ? "ret" : "fun"};
+    Field* fields[5] = {&f.pid, &f.cpu, &f.idx, &f.target, exit ? &f.ret : &f.fun};
+    for (int i = 0; i < 5; ++i) {
+      const tep_format_field* t =
+          i == 0 ? tep_find_common_field(ev, names[i]) : tep_find_field(ev, names[i]);
+      if (!t || (t->size != 1 && t->size != 2 && t->size != 4 && t->size != 8)) {
+        *why = path + ": the event lacks a number field this reader needs (" + names[i] +
+               "; also cpu, idx, target/state, fun/ret)";
+        return false;
+      }
+      *fields[i] = {t->offset, t->size};
     }
   }
   return true;
+}
+
+// As tep_read_number_field reads it: the local kernel's byte order,
+// zero-extended.
+uint64_t RawCpuhpReader::Load(const tep_record* rec, Field f) {
+  if (f.offset < 0 || f.offset + f.size > rec->size)
+    return 0;
+  const char* p = static_cast<const char*>(rec->data) + f.offset;
+  switch (f.size) {
+    case 1:
+      return static_cast<unsigned char>(*p);
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+  }
 }
 
 int RawCpuhpReader::Callback(tep_event* ev, tep_record* rec, int cpu, void* ctx) {
@@ -90,23 +121,16 @@ void RawCpuhpReader::Add(tep_event* ev, tep_record* rec, int cpu) {
       continue;
     RawCpuhpEvent e;
     e.kind = k == 0 ? TraceKind::kEnter : k == 1 ? TraceKind::kMultiEnter : TraceKind::kExit;
-    e.pid = tep_data_pid(tep, rec);
+    e.pid = static_cast<int>(Load(rec, f.pid));
     e.event_cpu = cpu;
     e.ts_ns = rec->ts;
-    unsigned long long v = 0;
-    tep_read_number_field(f.cpu, rec->data, &v);
-    e.cpu = static_cast<int>(static_cast<unsigned int>(v));
-    tep_read_number_field(f.idx, rec->data, &v);
-    e.idx = static_cast<int>(v);
-    tep_read_number_field(f.target, rec->data, &v);
-    e.target = static_cast<int>(v);
-    if (f.ret) {
-      tep_read_number_field(f.ret, rec->data, &v);
-      e.ret = static_cast<int>(v);
-    } else {
-      tep_read_number_field(f.fun, rec->data, &v);
-      e.fun = v;
-    }
+    e.cpu = static_cast<int>(static_cast<unsigned int>(Load(rec, f.cpu)));
+    e.idx = static_cast<int>(Load(rec, f.idx));
+    e.target = static_cast<int>(Load(rec, f.target));
+    if (k == 2)
+      e.ret = static_cast<int>(Load(rec, f.ret));
+    else
+      e.fun = Load(rec, f.fun);
     events.push_back(e);
     return;
   }
@@ -116,23 +140,41 @@ void RawCpuhpReader::Read() {
   tracefs_iterate_raw_events(tep, instance, nullptr, 0, Callback, this);
 }
 
-std::vector<RawCpuhpEvent> TakeEventsUpTo(std::vector<RawCpuhpEvent>* held,
-                                          std::vector<RawCpuhpEvent> read, uint64_t cutoff) {
-  std::vector<RawCpuhpEvent> all = std::move(*held);
-  held->clear();
-  if (all.empty()) {
-    all = std::move(read);
-  } else {  // what was held, then this read: merged by time
-    all.insert(all.end(), read.begin(), read.end());
-    std::stable_sort(all.begin(), all.end(), [](const RawCpuhpEvent& a, const RawCpuhpEvent& b) {
-      return a.ts_ns < b.ts_ns;
-    });
+void TakeEventsUpTo(std::vector<RawCpuhpEvent>* held, std::vector<RawCpuhpEvent>* read,
+                    uint64_t cutoff, std::vector<RawCpuhpEvent>* out) {
+  const auto by_time = [](const RawCpuhpEvent& a, const RawCpuhpEvent& b) {
+    return a.ts_ns < b.ts_ns;
+  };
+  out->clear();
+  // What was held, then this read, merged by time (stable: held first).
+  if (std::is_sorted(read->begin(), read->end(), by_time)) {
+    std::merge(held->begin(), held->end(), read->begin(), read->end(), std::back_inserter(*out),
+               by_time);
+  } else {
+    out->insert(out->end(), held->begin(), held->end());
+    out->insert(out->end(), read->begin(), read->end());
+    std::stable_sort(out->begin(), out->end(), by_time);
   }
-  const auto later = std::find_if(all.begin(), all.end(),
+  read->clear();
+  const auto later = std::find_if(out->begin(), out->end(),
                                   [cutoff](const RawCpuhpEvent& e) { return e.ts_ns > cutoff; });
-  held->assign(later, all.end());
-  all.erase(later, all.end());
-  return all;
+  held->assign(later, out->end());
+  out->erase(later, out->end());
+}
+
+void RawEventFeed::Feed(std::vector<RawCpuhpEvent>* read, uint64_t cutoff, const CommOf& comm_of,
+                        TraceJoiner* joiner) {
+  TakeEventsUpTo(&held_, read, cutoff, &now_);
+  for (const RawCpuhpEvent& e : now_) {
+    std::string_view fun;
+    if (e.kind != TraceKind::kExit) {
+      fun = fun_names[e.fun];
+      if (fun.empty() || fun[0] == '0')
+        ++unnamed;
+    }
+    ToTraceEvent(e, comm_of(e.pid, e.event_cpu), fun, &event_);
+    joiner->FeedEvent(event_);
+  }
 }
 
 std::string LowerDrainerPriority(const std::vector<int>& cpus, int* sched) {

@@ -28,10 +28,13 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sources/trace_convert.h"
+#include "sources/trace_join.h"
 
 struct tep_event;
 struct tep_format_field;
@@ -76,14 +79,21 @@ class RawCpuhpReader {
   uint64_t missed = 0;
 
  private:
+  // A number field's place in the record, from the event's format file: read
+  // with a load, not libtraceevent's lookup by field (a quarter of a drain's
+  // CPU in issue 31's profile).
+  struct Field {
+    int offset = -1;
+    int size = 0;  // 1, 2, 4 or 8
+  };
   struct Format {
     tep_event* event = nullptr;
-    tep_format_field* cpu = nullptr;
-    tep_format_field* target = nullptr;  // "target" (enters) or "state" (exit)
-    tep_format_field* idx = nullptr;
-    tep_format_field* fun = nullptr;  // enters only
-    tep_format_field* ret = nullptr;  // exit only
+    Field pid, cpu, idx;
+    Field target;  // "target" (enters) or "state" (exit)
+    Field fun;     // enters only
+    Field ret;     // exit only
   };
+  static uint64_t Load(const tep_record* rec, Field f);
   static int Callback(tep_event* ev, tep_record* rec, int cpu, void* ctx);
   void Add(tep_event* ev, tep_record* rec, int cpu);
 
@@ -94,11 +104,33 @@ class RawCpuhpReader {
 // The events a drain may feed while a write may be in flight: `held` (left by
 // earlier drains) and `read` (this drain's, each CPU's merged by time),
 // merged by time, up to `cutoff` (the end of the last write taken: each of
-// its events is in the buffers); the later ones are left in *held. The
-// buffers are read one CPU after the other, so a task that moved CPUs in the
-// middle of a callback can have its exit read before its enter.
-std::vector<RawCpuhpEvent> TakeEventsUpTo(std::vector<RawCpuhpEvent>* held,
-                                          std::vector<RawCpuhpEvent> read, uint64_t cutoff);
+// its events is in the buffers), into *out; the later ones are left in
+// *held, and *read is emptied. The buffers are read one CPU after the other,
+// so a task that moved CPUs in the middle of a callback can have its exit
+// read before its enter. The vectors keep their capacity from drain to
+// drain: a drain of ~10 000 events that allocated them anew spent most of
+// its time in page faults (issue 31).
+void TakeEventsUpTo(std::vector<RawCpuhpEvent>* held, std::vector<RawCpuhpEvent>* read,
+                    uint64_t cutoff, std::vector<RawCpuhpEvent>* out);
+
+// A drain after its read (no file system but comm_of): the events up to
+// `cutoff` (TakeEventsUpTo), named and fed to the joiner in time order; the
+// later ones are held for the next drain.
+class RawEventFeed {
+ public:
+  // comm_of(pid, event_cpu): the task's name.
+  using CommOf = std::function<const std::string&(int pid, int event_cpu)>;
+  void Feed(std::vector<RawCpuhpEvent>* read, uint64_t cutoff, const CommOf& comm_of,
+            TraceJoiner* joiner);
+
+  std::unordered_map<uint64_t, std::string> fun_names;  // callback address -> symbol
+  uint64_t unnamed = 0;  // enters whose callback address has no symbol
+
+ private:
+  std::vector<RawCpuhpEvent> held_;  // read, after the last joined operation
+  std::vector<RawCpuhpEvent> now_;   // this drain's, up to the cutoff
+  TraceEvent event_;                 // the one fed, its strings' buffers kept
+};
 
 // The drainer thread's idle priority: the kernel runs it only where nothing
 // else wants the CPU. The calling thread goes to SCHED_IDLE (then *sched is

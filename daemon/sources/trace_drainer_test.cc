@@ -4,7 +4,9 @@
 #include "sources/trace_drainer.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -12,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "sources/trace_join.h"
+#include "testing/raw_run.h"
 #include "testing/trace_fixtures.h"
 
 namespace cpuhp {
@@ -50,12 +53,15 @@ TEST(TakeEventsUpTo, EventsAfterTheLastWriteWaitForTheNextDrain) {
   // CPU 1 after the exit. Drain 2 (the last): the enter.
   TraceJoiner held(states, 1);
   std::vector<RawCpuhpEvent> keep;
-  std::vector<RawCpuhpEvent> now = TakeEventsUpTo(&keep, {exit}, a.start_ns + a.duration_ns);
+  std::vector<RawCpuhpEvent> read = {exit}, now;
+  TakeEventsUpTo(&keep, &read, a.start_ns + a.duration_ns, &now);
+  EXPECT_TRUE(read.empty());
   EXPECT_TRUE(now.empty());
   ASSERT_EQ(keep.size(), 1u);
   feed(&held, now);
   held.EndOperation(a);
-  now = TakeEventsUpTo(&keep, {enter}, UINT64_MAX);
+  read = {enter};
+  TakeEventsUpTo(&keep, &read, UINT64_MAX, &now);
   ASSERT_EQ(now.size(), 2u);
   EXPECT_EQ(now[0].kind, TraceKind::kEnter);  // merged by time
   EXPECT_TRUE(keep.empty());
@@ -76,6 +82,38 @@ TEST(TakeEventsUpTo, EventsAfterTheLastWriteWaitForTheNextDrain) {
   as_read.Finish();
   EXPECT_EQ(as_read.EventsJson()["unmatched_exits"], 1);
   EXPECT_EQ(as_read.stats().ToJson()["ops_with_steps"], 0);
+}
+
+// A recorded run through the drain's conversion and join (RawEventFeed,
+// TraceJoiner): 30 offline+online pairs of the raw capture, drained every 7
+// writes with the write in flight's first events read too. Its per-state
+// tables, per-operation state sums, unaccounted rest and event counts are
+// those the code gave before the drain was made cheaper (issue 31), kept in
+// x86_64-6.18-raw-joined.json (CPUHP_WRITE_FIXTURE=1 writes it anew).
+TEST(RawEventFeed, RecordedRunGivesTheRecordedTables) {
+  RawRun run;
+  std::string why;
+  const std::string dir = std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/trace";
+  ASSERT_TRUE(LoadRawRun(dir, 30, &run, &why)) << why;
+  ASSERT_EQ(run.events.size(), 30u * 186);
+  TraceJoiner joiner(run.states, 1);
+  RawEventFeed feed;
+  feed.fun_names = run.fun_names;
+  DrainRawRun(&run, 7, &feed, &joiner);
+  joiner.Finish();
+  json got = joiner.stats().ToJson();
+  got["events"] = joiner.EventsJson();
+  got["unnamed_callbacks"] = feed.unnamed;
+  EXPECT_EQ(got["ops_with_steps"], 60);
+  EXPECT_EQ(got["events"]["steps_outside_operations"], 0);
+  const std::string path = dir + "/x86_64-6.18-raw-joined.json";
+  if (std::getenv("CPUHP_WRITE_FIXTURE"))
+    std::ofstream(path) << got.dump(1) << "\n";
+  const json want = json::parse(Fixture("x86_64-6.18-raw-joined.json"));
+  EXPECT_EQ(got["kernel_states"], want["kernel_states"]);
+  EXPECT_EQ(got["phases"], want["phases"]);
+  EXPECT_EQ(got["per_operation"], want["per_operation"]);
+  EXPECT_EQ(got, want) << got.dump(1);
 }
 
 // ---- raw pages (the production reader) ----

@@ -2,6 +2,8 @@
 #include "sources/trace_join.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <span>
 
 namespace cpuhp {
 
@@ -85,25 +87,40 @@ void TraceJoiner::EndOperations(const std::vector<OpRecord>& batch) {
     end_max = std::max(end_max, batch[i].start_ns + batch[i].duration_ns);
     ends[i] = end_max;
   }
-  std::vector<std::vector<TraceStep>> mine(batch.size());
-  std::vector<TraceStep> later;
-  for (TraceStep& s : pending_) {
-    const size_t k =
+  // Each step's operation (batch.size(): later; kOutside: none), then the
+  // steps grouped by operation in one stable counting pass, into vectors
+  // kept from batch to batch (no vector per operation: issue 31).
+  constexpr size_t kOutside = SIZE_MAX;
+  owner_.resize(pending_.size());
+  first_.assign(batch.size() + 3, 0);
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    const TraceStep& s = pending_[i];
+    size_t k =
         static_cast<size_t>(std::lower_bound(ends.begin(), ends.end(), s.begin_ns) - ends.begin());
-    if (k == batch.size()) {
-      later.push_back(std::move(s));  // after the last write: a later one's, or none
-      continue;
+    if (k < batch.size()) {
+      const OpRecord& rec = batch[k];
+      const uint64_t w0 = rec.start_ns - rec.start_ns % resolution_ns_;
+      if (s.cpu != rec.cpu || s.begin_ns < w0 || s.begin_ns > rec.start_ns + rec.duration_ns)
+        k = kOutside;
     }
-    const OpRecord& rec = batch[k];
-    const uint64_t w0 = rec.start_ns - rec.start_ns % resolution_ns_;
-    if (s.cpu == rec.cpu && s.begin_ns >= w0 && s.begin_ns <= rec.start_ns + rec.duration_ns)
-      mine[k].push_back(std::move(s));
-    else
+    owner_[i] = k;
+    if (k == kOutside)
       ++outside_ops_;
+    else
+      ++first_[k + 2];
   }
-  pending_ = std::move(later);
+  for (size_t k = 2; k < first_.size(); ++k)
+    first_[k] += first_[k - 1];
+  // first_[k + 1]: where operation k's steps start (k == batch.size(): the later ones).
+  grouped_.resize(first_.back());
+  for (size_t i = 0; i < pending_.size(); ++i)
+    if (owner_[i] != kOutside)
+      grouped_[first_[owner_[i] + 1]++] = pending_[i];
+  // first_[k + 1] now ends operation k's steps, and first_[k] begins them.
+  pending_.assign(grouped_.begin() + static_cast<ptrdiff_t>(first_[batch.size()]), grouped_.end());
   for (size_t i = 0; i < batch.size(); ++i)
-    stats_.AddOperation(batch[i], mine[i]);
+    stats_.AddOperation(batch[i], std::span<const TraceStep>(grouped_.data() + first_[i],
+                                                             first_[i + 1] - first_[i]));
 }
 
 void TraceJoiner::Finish() {

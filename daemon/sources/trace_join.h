@@ -54,6 +54,11 @@ class TraceJoiner {
   uint64_t resolution_ns_;
   StepMatcher matcher_;
   std::vector<TraceStep> pending_;
+  // EndOperations' scratch: each pending step's operation, where each
+  // operation's steps begin, the steps by operation.
+  std::vector<size_t> owner_;
+  std::vector<size_t> first_;
+  std::vector<TraceStep> grouped_;
   std::string partial_;
   uint64_t events_ = 0;
   uint64_t malformed_ = 0;

@@ -181,7 +181,10 @@ void StepMatcher::Feed(const TraceEvent& ev, std::vector<TraceStep>* out) {
     TraceStep& step = stack.emplace_back();
     step.cpu = ev.cpu;
     step.idx = ev.idx;
-    step.fun = ev.fun;
+    auto name = names_.find(std::string_view(ev.fun));
+    if (name == names_.end())
+      name = names_.emplace(ev.fun).first;
+    step.fun = *name;
     step.where = ClassifyTask(ev.comm, ev.cpu);
     step.multi = ev.kind == TraceKind::kMultiEnter;
     step.begin_ns = ev.ts_ns;

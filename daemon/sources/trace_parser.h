@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace cpuhp {
@@ -52,7 +53,9 @@ StepWhere ClassifyTask(std::string_view comm, int target_cpu);
 struct TraceStep {
   int cpu = -1;  // hotplugged CPU
   int idx = -1;  // state number (for cpuhp_kick_ap_work: the state it started from)
-  std::string fun;
+  // The callback: a name kept by the StepMatcher that made the step, valid
+  // for its life (no string per step: issue 31).
+  std::string_view fun;
   StepWhere where = StepWhere::kControl;
   bool multi = false;  // cpuhp_multi_enter: one instance of a multi-instance state
   int ret = 0;
@@ -66,6 +69,10 @@ struct TraceStep {
 // abandoned under a later exit, are counted, never guessed.
 class StepMatcher {
  public:
+  StepMatcher() = default;
+  StepMatcher(const StepMatcher&) = delete;  // the steps' names point into it
+  StepMatcher& operator=(const StepMatcher&) = delete;
+  StepMatcher(StepMatcher&&) = default;
   // Feeds one event; appends a finished step to *out when it completes one.
   void Feed(const TraceEvent& ev, std::vector<TraceStep>* out);
 
@@ -79,6 +86,12 @@ class StepMatcher {
   // A task's empty stack is kept for its next enter, until this many tasks
   // have one.
   static constexpr size_t kKeptStacks = 256;
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  // Every callback name seen: a node's string does not move.
+  std::unordered_set<std::string, NameHash, std::equal_to<>> names_;
   std::unordered_map<int, std::vector<TraceStep>> stacks_;
   uint64_t unmatched_exits_ = 0;
   uint64_t unmatched_enters_ = 0;

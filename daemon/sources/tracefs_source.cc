@@ -170,10 +170,10 @@ const std::string& TracefsSource::CommOf(int pid, int event_cpu) {
 // kernel's own text of the same events (the `trace` file does not consume).
 void TracefsSource::LearnNamesFromText(const std::string& text) {
   for (auto& [addr, name] : CallbackNamesFromText(text, raw_->events))
-    fun_names_.emplace(addr, std::move(name));
+    feed_.fun_names.emplace(addr, std::move(name));
 }
 void TracefsSource::ResolveFromKallsyms() {
-  if (NamesFromKallsyms(raw_->events, &fun_names_))
+  if (NamesFromKallsyms(raw_->events, &feed_.fun_names))
     ++kallsyms_lookups_;
 }
 
@@ -240,15 +240,10 @@ void TracefsSource::DrainLocked(bool final) {
       most = std::max(most, ++per_cpu[e.event_cpu]);
     events_per_op_ = std::max(events_per_op_, (most + batch.size() - 1) / batch.size());
   }
-  for (const RawCpuhpEvent& e : TakeEventsUpTo(&held_, std::move(raw_->events), cutoff)) {
-    std::string fun;
-    if (e.kind != TraceKind::kExit) {
-      fun = fun_names_[e.fun];
-      if (fun.empty() || fun[0] == '0')
-        ++unnamed_;
-    }
-    joiner_->FeedEvent(ToTraceEvent(e, CommOf(e.pid, e.event_cpu), std::move(fun)));
-  }
+  feed_.Feed(
+      &raw_->events, cutoff,
+      [this](int pid, int event_cpu) -> const std::string& { return CommOf(pid, event_cpu); },
+      joiner_.get());
   joiner_->EndOperations(batch);
   drain_cpu_ns_ += ThreadCpuNs() - cpu0;
   std::lock_guard<std::mutex> l(mu_);
@@ -431,7 +426,7 @@ nlohmann::json TracefsSource::ReportJson() const {
   j["drainer_boosts"] = drainer_boosts_;
   j["drainer"] = drainer_policy_;
   j["kallsyms_lookups"] = kallsyms_lookups_;
-  j["unnamed_callbacks"] = unnamed_;
+  j["unnamed_callbacks"] = feed_.unnamed;
   j["events"] = joiner_ ? joiner_->EventsJson() : nlohmann::json::object();
   j["lost_events"] = std::move(lost);
   return j;

@@ -125,9 +125,8 @@ class TracefsSource : public TimingSource {
   size_t ring_ops_ = 0;
   // The drain itself, under drain_mu_ (one drain at a time).
   std::mutex drain_mu_;
-  std::vector<RawCpuhpEvent> held_;                      // read, after the last joined operation
-  std::unordered_map<uint64_t, std::string> fun_names_;  // callback address -> symbol
-  std::unordered_map<int, std::string> comms_;           // pid -> task name
+  RawEventFeed feed_;                           // held events, callback names
+  std::unordered_map<int, std::string> comms_;  // pid -> task name
   bool names_learned_ = false;
   bool batch_offline_ = false, batch_online_ = false;  // directions drained so far
   uint64_t drains_ = 0;
@@ -144,7 +143,6 @@ class TracefsSource : public TimingSource {
   uint64_t drainer_boosts_ = 0;
   void BoostDrainer(bool on);
   uint64_t kallsyms_lookups_ = 0;
-  uint64_t unnamed_ = 0;  // enters whose callback address has no symbol
   size_t buffer_kb_ = 0;
   nlohmann::json lost_ = nlohmann::json::object();
   std::vector<std::string> stale_removed_;
