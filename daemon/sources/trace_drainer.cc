@@ -162,7 +162,16 @@ void TakeEventsUpTo(std::vector<RawCpuhpEvent>* held, std::vector<RawCpuhpEvent>
   out->erase(later, out->end());
 }
 
-void RawEventFeed::Feed(std::vector<RawCpuhpEvent>* read, uint64_t cutoff, const CommOf& comm_of,
+const std::string& TaskNames::Of(int pid, int event_cpu) {
+  const int key = pid == 0 ? -1 - event_cpu : pid;
+  auto it = names_.find(key);
+  if (it == names_.end())
+    it =
+        names_.emplace(key, pid == 0 ? "swapper/" + std::to_string(event_cpu) : lookup_(pid)).first;
+  return it->second;
+}
+
+void RawEventFeed::Feed(std::vector<RawCpuhpEvent>* read, uint64_t cutoff, TaskNames* names,
                         TraceJoiner* joiner) {
   TakeEventsUpTo(&held_, read, cutoff, &now_);
   for (const RawCpuhpEvent& e : now_) {
@@ -172,7 +181,7 @@ void RawEventFeed::Feed(std::vector<RawCpuhpEvent>* read, uint64_t cutoff, const
       if (fun.empty() || fun[0] == '0')
         ++unnamed;
     }
-    ToTraceEvent(e, comm_of(e.pid, e.event_cpu), fun, &event_);
+    ToTraceEvent(e, names->Of(e.pid, e.event_cpu), fun, &event_);
     joiner->FeedEvent(event_);
   }
 }

@@ -113,14 +113,25 @@ class RawCpuhpReader {
 void TakeEventsUpTo(std::vector<RawCpuhpEvent>* held, std::vector<RawCpuhpEvent>* read,
                     uint64_t cutoff, std::vector<RawCpuhpEvent>* out);
 
-// A drain after its read (no file system but comm_of): the events up to
+// The events' task names, each pid asked once: the idle tasks (all pid 0,
+// one per CPU) are "swapper/N"; any other is lookup(pid), "" once the task
+// is gone.
+class TaskNames {
+ public:
+  explicit TaskNames(std::function<std::string(int pid)> lookup) : lookup_(std::move(lookup)) {}
+  const std::string& Of(int pid, int event_cpu);
+
+ private:
+  std::function<std::string(int pid)> lookup_;
+  std::unordered_map<int, std::string> names_;  // pid; the idle tasks keyed -1 - cpu
+};
+
+// A drain after its read (no file system but names'): the events up to
 // `cutoff` (TakeEventsUpTo), named and fed to the joiner in time order; the
 // later ones are held for the next drain.
 class RawEventFeed {
  public:
-  // comm_of(pid, event_cpu): the task's name.
-  using CommOf = std::function<const std::string&(int pid, int event_cpu)>;
-  void Feed(std::vector<RawCpuhpEvent>* read, uint64_t cutoff, const CommOf& comm_of,
+  void Feed(std::vector<RawCpuhpEvent>* read, uint64_t cutoff, TaskNames* names,
             TraceJoiner* joiner);
 
   std::unordered_map<uint64_t, std::string> fun_names;  // callback address -> symbol

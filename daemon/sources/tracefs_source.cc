@@ -22,7 +22,9 @@
 namespace cpuhp {
 
 TracefsSource::TracefsSource(std::string sysfs_root, std::string tracefs_root)
-    : sysfs_root_(std::move(sysfs_root)), tracefs_(std::move(tracefs_root)) {}
+    : sysfs_root_(std::move(sysfs_root)),
+      tracefs_(std::move(tracefs_root)),
+      comms_([](int pid) { return Comm(std::to_string(pid)); }) {}
 
 TracefsSource::~TracefsSource() {
   StopDrainer();
@@ -154,18 +156,6 @@ bool TracefsSource::SetUpReader(std::string* why) {
   return true;
 }
 
-const std::string& TracefsSource::CommOf(int pid, int event_cpu) {
-  // The idle tasks are all pid 0, one per CPU: keyed -1 - cpu.
-  const int key = pid == 0 ? -1 - event_cpu : pid;
-  auto it = comms_.find(key);
-  if (it == comms_.end())
-    it = comms_
-             .emplace(key, pid == 0 ? "swapper/" + std::to_string(event_cpu)
-                                    : Comm(std::to_string(pid)))  // "" once the task is gone
-             .first;
-  return it->second;
-}
-
 // The names of the callbacks among the events still in the buffer, from the
 // kernel's own text of the same events (the `trace` file does not consume).
 void TracefsSource::LearnNamesFromText(const std::string& text) {
@@ -240,10 +230,7 @@ void TracefsSource::DrainLocked(bool final) {
       most = std::max(most, ++per_cpu[e.event_cpu]);
     events_per_op_ = std::max(events_per_op_, (most + batch.size() - 1) / batch.size());
   }
-  feed_.Feed(
-      &raw_->events, cutoff,
-      [this](int pid, int event_cpu) -> const std::string& { return CommOf(pid, event_cpu); },
-      joiner_.get());
+  feed_.Feed(&raw_->events, cutoff, &comms_, joiner_.get());
   joiner_->EndOperations(batch);
   drain_cpu_ns_ += ThreadCpuNs() - cpu0;
   std::lock_guard<std::mutex> l(mu_);

@@ -91,7 +91,6 @@ class TracefsSource : public TimingSource {
   void StopDrainer();
   void LearnNamesFromText(const std::string& text);
   void ResolveFromKallsyms();
-  const std::string& CommOf(int pid, int event_cpu);
   bool OpenInstance(std::string* why);
   void ReadLostStats();
   void ReleaseInstance();
@@ -125,8 +124,8 @@ class TracefsSource : public TimingSource {
   size_t ring_ops_ = 0;
   // The drain itself, under drain_mu_ (one drain at a time).
   std::mutex drain_mu_;
-  RawEventFeed feed_;                           // held events, callback names
-  std::unordered_map<int, std::string> comms_;  // pid -> task name
+  RawEventFeed feed_;  // held events, callback names
+  TaskNames comms_;    // pid -> task name, from /proc
   bool names_learned_ = false;
   bool batch_offline_ = false, batch_online_ = false;  // directions drained so far
   uint64_t drains_ = 0;

@@ -17,6 +17,7 @@
 #include "machine/hotplug_states.h"
 #include "sources/trace_convert.h"
 #include "sources/trace_drainer.h"
+#include "sources/trace_instance.h"
 #include "sources/trace_join.h"
 #include "stats/op_record.h"
 
@@ -28,27 +29,18 @@ struct RawRun {
   std::vector<OpRecord> ops;                            // offline, online, offline, ...
   std::unordered_map<int, std::string> comms;           // pid -> task
   std::unordered_map<uint64_t, std::string> fun_names;  // address -> callback
-  // The task name as TracefsSource::CommOf gives it.
-  const std::string& Comm(int pid, int event_cpu) {
-    const int key = pid == 0 ? -1 - event_cpu : pid;
-    auto it = comms.find(key);
-    if (it == comms.end())
-      it = comms.emplace(key, pid == 0 ? "swapper/" + std::to_string(event_cpu) : "").first;
-    return it->second;
-  }
 };
-
-inline std::string ReadWholeFile(const std::string& path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
 
 // `fixtures`: tests/fixtures/trace. Each write's window is its events' span
 // with 20 us either side; offline and online are split at the longest gap.
 inline bool LoadRawRun(const std::string& fixtures, int pairs, RawRun* run, std::string* why) {
-  if (!ParseHotplugStates(ReadWholeFile(fixtures + "/x86_64-6.18.states"), &run->states)) {
+  std::string states, text;
+  if (!ReadText(fixtures + "/x86_64-6.18.states", &states) ||
+      !ReadText(fixtures + "/x86_64-6.18-raw/trace.txt", &text)) {
+    *why = fixtures + ": the raw capture's states or trace.txt cannot be read";
+    return false;
+  }
+  if (!ParseHotplugStates(states, &run->states)) {
     *why = fixtures + "/x86_64-6.18.states does not parse";
     return false;
   }
@@ -61,7 +53,6 @@ inline bool LoadRawRun(const std::string& fixtures, int pairs, RawRun* run, std:
     *why = "the raw capture holds no events";
     return false;
   }
-  const std::string text = ReadWholeFile(fixtures + "/x86_64-6.18-raw/trace.txt");
   run->fun_names = CallbackNamesFromText(text, one);
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
@@ -100,9 +91,11 @@ inline bool LoadRawRun(const std::string& fixtures, int pairs, RawRun* run, std:
 // events read (up to 100 us into the next write: the one in flight) fed up to
 // the end of the last write taken, then the batch ended; the rest at the end.
 inline void DrainRawRun(RawRun* run, size_t per_drain, RawEventFeed* feed, TraceJoiner* joiner) {
-  const RawEventFeed::CommOf comm = [run](int pid, int cpu) -> const std::string& {
-    return run->Comm(pid, cpu);
-  };
+  // The task names as TracefsSource gives them, from the recorded ones.
+  TaskNames names([run](int pid) {
+    auto it = run->comms.find(pid);
+    return it == run->comms.end() ? std::string() : it->second;
+  });
   std::vector<RawCpuhpEvent> read;
   size_t next_event = 0;
   for (size_t first = 0; first < run->ops.size(); first += per_drain) {
@@ -113,7 +106,7 @@ inline void DrainRawRun(RawRun* run, size_t per_drain, RawEventFeed* feed, Trace
     const uint64_t read_to = end < run->ops.size() ? run->ops[end].start_ns + 100000 : UINT64_MAX;
     while (next_event < run->events.size() && run->events[next_event].ts_ns <= read_to)
       read.push_back(run->events[next_event++]);
-    feed->Feed(&read, end < run->ops.size() ? cutoff : UINT64_MAX, comm, joiner);
+    feed->Feed(&read, end < run->ops.size() ? cutoff : UINT64_MAX, &names, joiner);
     joiner->EndOperations(batch);
   }
 }
