@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "sources/trace_drainer.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -10,8 +11,15 @@
 #include <iterator>
 
 #include <traceevent/event-parse.h>
+// kbuffer.h, unlike event-parse.h, declares its functions without extern "C"
+extern "C" {
+#include <traceevent/kbuffer.h>
+}
+
+#include <filesystem>
 
 #include "sources/trace_instance.h"
+#include "util/prefault.h"
 
 namespace cpuhp {
 
@@ -19,6 +27,10 @@ namespace cpuhp {
 // tracefs_local_events() would also parse /proc/kallsyms (~0.5 s here) for
 // function names that only the first drain needs (trace_convert.h).
 RawCpuhpReader::~RawCpuhpReader() {
+  for (const auto& [cpu, fd] : cpu_fds_)
+    close(fd);
+  if (kbuf_)
+    kbuffer_free(kbuf_);
   if (instance)
     tracefs_instance_free(instance);
   if (tep)
@@ -51,8 +63,6 @@ bool RawCpuhpReader::Open(const std::string& tracefs, const std::string& name, s
   }
   for (int k = 0; k < 3; ++k) {
     const std::string path = tracefs + "/events/cpuhp/" + kCpuhpEvents[k] + "/format";
-    // tep_parse_event, not tep_parse_format: the handle must know the event
-    // for tracefs_iterate_raw_events to find it by id.
     tep_event* ev = nullptr;
     if (!ReadText(path, &text) ||
         tep_parse_event(tep, text.data(), text.size(), "cpuhp") != TEP_ERRNO__SUCCESS ||
@@ -61,7 +71,9 @@ bool RawCpuhpReader::Open(const std::string& tracefs, const std::string& name, s
       return false;
     }
     Format& f = formats[k];
-    f.event = ev;
+    f.id = ev->id;
+    if (const tep_format_field* t = tep_find_common_field(ev, "common_type"))
+      common_type_ = {t->offset, t->size};
     const bool exit = k == 2;
     const char* names[5] = {"common_pid", "cpu", "idx", exit ? "state" : "target",
                             exit ? "ret" : "fun"};
@@ -77,15 +89,47 @@ bool RawCpuhpReader::Open(const std::string& tracefs, const std::string& name, s
       *fields[i] = {t->offset, t->size};
     }
   }
+  if (common_type_.size != 1 && common_type_.size != 2 && common_type_.size != 4) {
+    *why = tracefs + "/events/cpuhp/" + kCpuhpEvents[0] + "/format: no common_type field";
+    return false;
+  }
+  kbuf_ = tep_kbuffer(tep);
+  if (!kbuf_) {
+    *why = "libtraceevent: cannot make a sub-buffer reader from " + header;
+    return false;
+  }
+  subbuf_.resize(
+      static_cast<size_t>(std::max<long>(tep_get_sub_buffer_size(tep), sysconf(_SC_PAGESIZE))));
+  // Every possible CPU has a buffer (and a per_cpu directory), online or not.
+  const std::string per_cpu = tracefs + "/instances/" + name + "/per_cpu";
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator(per_cpu, ec)) {
+    const std::string n = d.path().filename().string();
+    if (n.rfind("cpu", 0) != 0 || n.size() == 3 ||
+        n.find_first_not_of("0123456789", 3) != std::string::npos)
+      continue;
+    const std::string path = d.path().string() + "/trace_pipe_raw";
+    const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+      *why = path + ": " + strerror(errno);
+      return false;
+    }
+    cpu_fds_.emplace_back(std::stoi(n.substr(3)), fd);
+  }
+  if (cpu_fds_.empty()) {
+    *why = per_cpu + ": no cpuN/trace_pipe_raw" + (ec ? ": " + ec.message() : "");
+    return false;
+  }
+  std::sort(cpu_fds_.begin(), cpu_fds_.end());
   return true;
 }
 
 // As tep_read_number_field reads it: the local kernel's byte order,
 // zero-extended.
-uint64_t RawCpuhpReader::Load(const tep_record* rec, Field f) {
-  if (f.offset < 0 || f.offset + f.size > rec->size)
+uint64_t RawCpuhpReader::Load(const char* data, int size, Field f) {
+  if (f.offset < 0 || f.offset + f.size > size)
     return 0;
-  const char* p = static_cast<const char*>(rec->data) + f.offset;
+  const char* p = data + f.offset;
   switch (f.size) {
     case 1:
       return static_cast<unsigned char>(*p);
@@ -107,37 +151,98 @@ uint64_t RawCpuhpReader::Load(const tep_record* rec, Field f) {
   }
 }
 
-int RawCpuhpReader::Callback(tep_event* ev, tep_record* rec, int cpu, void* ctx) {
-  static_cast<RawCpuhpReader*>(ctx)->Add(ev, rec, cpu);
-  return 0;
-}
-
-void RawCpuhpReader::Add(tep_event* ev, tep_record* rec, int cpu) {
-  if (rec->missed_events)  // -1: an unknown number, at least one
-    missed += rec->missed_events > 0 ? static_cast<uint64_t>(rec->missed_events) : 1;
+void RawCpuhpReader::Add(const char* data, int size, uint64_t ts, int cpu) {
+  const int id = static_cast<int>(Load(data, size, common_type_));
   for (int k = 0; k < 3; ++k) {
     const Format& f = formats[k];
-    if (f.event != ev && (!f.event || f.event->id != ev->id))
+    if (f.id != id)
       continue;
     RawCpuhpEvent e;
     e.kind = k == 0 ? TraceKind::kEnter : k == 1 ? TraceKind::kMultiEnter : TraceKind::kExit;
-    e.pid = static_cast<int>(Load(rec, f.pid));
+    e.pid = static_cast<int>(Load(data, size, f.pid));
     e.event_cpu = cpu;
-    e.ts_ns = rec->ts;
-    e.cpu = static_cast<int>(static_cast<unsigned int>(Load(rec, f.cpu)));
-    e.idx = static_cast<int>(Load(rec, f.idx));
-    e.target = static_cast<int>(Load(rec, f.target));
+    e.ts_ns = ts;
+    e.cpu = static_cast<int>(static_cast<unsigned int>(Load(data, size, f.cpu)));
+    e.idx = static_cast<int>(Load(data, size, f.idx));
+    e.target = static_cast<int>(Load(data, size, f.target));
     if (k == 2)
-      e.ret = static_cast<int>(Load(rec, f.ret));
+      e.ret = static_cast<int>(Load(data, size, f.ret));
     else
-      e.fun = Load(rec, f.fun);
+      e.fun = Load(data, size, f.fun);
     events.push_back(e);
     return;
   }
 }
 
+// Each read() returns one sub-buffer (a page, or buffer_subbuf_size_kb on
+// 6.8+ kernels), whole or as far as the writer has committed it; EAGAIN
+// when the CPU's buffer is empty.
+void RawCpuhpReader::ReadCpu(int fd, int cpu) {
+  for (;;) {
+    const ssize_t n = read(fd, subbuf_.data(), subbuf_.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (n < 0 && errno != EAGAIN) {
+        ++missed;
+        read_errno = errno;
+      }
+      return;
+    }
+    DecodeSubbuffer(subbuf_.data(), cpu);
+  }
+}
+
+void RawCpuhpReader::DecodeSubbuffer(char* subbuf, int cpu) {
+  if (kbuffer_load_subbuffer(kbuf_, subbuf) < 0)
+    return;
+  // Events the ring overwrote or dropped before this sub-buffer (-1: an
+  // unknown number, at least one).
+  if (const int lost = kbuffer_missed_events(kbuf_))
+    missed += lost > 0 ? static_cast<uint64_t>(lost) : 1;
+  unsigned long long ts = 0;
+  for (void* d = kbuffer_read_event(kbuf_, &ts); d; d = kbuffer_next_event(kbuf_, &ts))
+    Add(static_cast<const char*>(d), kbuffer_event_size(kbuf_), ts, cpu);
+}
+
 void RawCpuhpReader::Read() {
-  tracefs_iterate_raw_events(tep, instance, nullptr, 0, Callback, this);
+  // Each CPU's events are in time order: read one after the other, then
+  // merged pairwise, run by run (stable: on equal times the lower CPU first).
+  runs_.clear();
+  for (const auto& [cpu, fd] : cpu_fds_) {
+    const size_t at = events.size();
+    ReadCpu(fd, cpu);
+    if (events.size() > at)
+      runs_.push_back(at);
+  }
+  const auto by_time = [](const RawCpuhpEvent& a, const RawCpuhpEvent& b) {
+    return a.ts_ns < b.ts_ns;
+  };
+  while (runs_.size() > 1) {
+    const size_t first = runs_[0];
+    runs_.push_back(events.size());
+    merged_.clear();
+    size_t kept = 0;
+    for (size_t r = 0; r + 1 < runs_.size(); r += 2) {
+      const auto at = [this](size_t i) { return events.begin() + static_cast<std::ptrdiff_t>(i); };
+      const size_t end = r + 2 < runs_.size() ? runs_[r + 2] : runs_[r + 1];
+      std::merge(at(runs_[r]), at(runs_[r + 1]), at(runs_[r + 1]), at(end),
+                 std::back_inserter(merged_), by_time);
+      runs_[kept++] = first + (merged_.size() - (end - runs_[r]));
+    }
+    runs_.resize(kept);
+    std::copy(merged_.begin(), merged_.end(), events.begin() + static_cast<std::ptrdiff_t>(first));
+  }
+}
+
+void RawCpuhpReader::Reserve(size_t n) {
+  Prefault(&events, n);
+  Prefault(&merged_, n);
+}
+
+void RawEventFeed::Reserve(size_t n) {
+  Prefault(&held_, n);
+  Prefault(&now_, n);
 }
 
 void TakeEventsUpTo(std::vector<RawCpuhpEvent>* held, std::vector<RawCpuhpEvent>* read,

@@ -39,7 +39,7 @@
 struct tep_event;
 struct tep_format_field;
 struct tep_handle;
-struct tep_record;
+struct kbuffer;
 struct tracefs_instance;
 
 // libtracefs 1.6's tracefs.h is not C++ (an inline function passes an int
@@ -50,10 +50,6 @@ void tracefs_instance_free(struct tracefs_instance* instance);
 ssize_t tracefs_instance_get_buffer_size(struct tracefs_instance* instance, int cpu);
 int tracefs_instance_set_buffer_size(struct tracefs_instance* instance, size_t size, int cpu);
 int tracefs_event_enable(struct tracefs_instance* instance, const char* system, const char* event);
-int tracefs_iterate_raw_events(struct tep_handle* tep, struct tracefs_instance* instance,
-                               cpu_set_t* cpus, int cpu_size,
-                               int (*callback)(struct tep_event*, struct tep_record*, int, void*),
-                               void* callback_context);
 }
 
 namespace cpuhp {
@@ -62,6 +58,12 @@ namespace cpuhp {
 // under <tracefs>/events (header_page and the three cpuhp events' format
 // files) into a libtraceevent handle of our own: libtracefs's
 // tracefs_local_events() would also parse /proc/kallsyms (~0.5 s here).
+// The files stay open (non-blocking) from Open to the destructor, and each
+// read() of a sub-buffer is walked with libtraceevent's kbuffer into one
+// reused vector: libtracefs's tracefs_iterate_raw_events opened every CPU's
+// file, allocated its pages and spliced them through a pipe at each drain,
+// and looked each record's event up by id (issue 31: its read was 60 % of a
+// drain's CPU).
 class RawCpuhpReader {
  public:
   RawCpuhpReader() = default;
@@ -72,11 +74,24 @@ class RawCpuhpReader {
   bool Open(const std::string& tracefs, const std::string& instance_name, std::string* why);
   // Consumes every event the buffers hold now, merged in timestamp order,
   // appended to `events`; events the ring reported missing go to `missed`.
+  // A read that fails (not EAGAIN: the buffer is empty) ends that CPU's
+  // read and counts in `missed` as events lost (an unknown number, at least
+  // one, as a sub-buffer's missed-events flag of -1), its errno kept in
+  // `read_errno`.
   void Read();
+  // Room for n events, its pages touched now (util/prefault.h) so that a
+  // drain's first reads do not fault them in during the timed writes.
+  void Reserve(size_t n);
+  // One sub-buffer as read() returns it (header, then events), its events
+  // appended to `events` as read from `cpu`'s buffer: what Read does for
+  // each read; the microbench decodes captured pages with it.
+  void DecodeSubbuffer(char* subbuf, int cpu);
+  size_t subbuffer_size() const { return subbuf_.size(); }
 
   tracefs_instance* instance = nullptr;
   std::vector<RawCpuhpEvent> events;
   uint64_t missed = 0;
+  int read_errno = 0;
 
  private:
   // A number field's place in the record, from the event's format file: read
@@ -87,18 +102,24 @@ class RawCpuhpReader {
     int size = 0;  // 1, 2, 4 or 8
   };
   struct Format {
-    tep_event* event = nullptr;
+    int id = -1;  // the event's id: a record's first two bytes (common_type)
     Field pid, cpu, idx;
     Field target;  // "target" (enters) or "state" (exit)
     Field fun;     // enters only
     Field ret;     // exit only
   };
-  static uint64_t Load(const tep_record* rec, Field f);
-  static int Callback(tep_event* ev, tep_record* rec, int cpu, void* ctx);
-  void Add(tep_event* ev, tep_record* rec, int cpu);
+  static uint64_t Load(const char* data, int size, Field f);
+  void Add(const char* data, int size, uint64_t ts, int cpu);
+  void ReadCpu(int fd, int cpu);
 
   tep_handle* tep = nullptr;
+  kbuffer* kbuf_ = nullptr;
   Format formats[3];  // cpuhp_enter, cpuhp_multi_enter, cpuhp_exit
+  Field common_type_;
+  std::vector<std::pair<int, int>> cpu_fds_;  // (cpu, trace_pipe_raw)
+  std::vector<char> subbuf_;                  // one sub-buffer, as read()
+  std::vector<size_t> runs_;                  // where each CPU's events begin
+  std::vector<RawCpuhpEvent> merged_;         // the runs merged pairwise
 };
 
 // The events a drain may feed while a write may be in flight: `held` (left by
@@ -133,6 +154,7 @@ class RawEventFeed {
  public:
   void Feed(std::vector<RawCpuhpEvent>* read, uint64_t cutoff, TaskNames* names,
             TraceJoiner* joiner);
+  void Reserve(size_t n);  // as RawCpuhpReader::Reserve
 
   std::unordered_map<uint64_t, std::string> fun_names;  // callback address -> symbol
   uint64_t unnamed = 0;  // enters whose callback address has no symbol

@@ -4,6 +4,7 @@
 #include "sources/trace_drainer.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -149,6 +150,70 @@ TEST(RawCpuhpReader, DecodesTheSameEventsTheKernelPrintsAsText) {
   // The raw timestamps are nanoseconds: not all multiples of 1000.
   EXPECT_TRUE(std::any_of(r.events.begin(), r.events.end(),
                           [](const RawCpuhpEvent& e) { return e.ts_ns % 1000 != 0; }));
+}
+
+// A copy of the captured tracefs root with more CPUs: cpu2 and cpu3 hold
+// the pages of cpu0 and cpu1 again (the same timestamps).
+fs::path RootWithFourCpus(const std::string& name) {
+  const fs::path root = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(root);
+  fs::copy(kRawRoot, root, fs::copy_options::recursive);
+  const fs::path per_cpu = root / "instances/cap/per_cpu";
+  fs::copy(per_cpu / "cpu0", per_cpu / "cpu2", fs::copy_options::recursive);
+  fs::copy(per_cpu / "cpu1", per_cpu / "cpu3", fs::copy_options::recursive);
+  return root;
+}
+
+// Every per_cpu/cpuN the instance has is read (the buffers of all possible
+// CPUs, online or not), and the CPUs' events come out as one run by time:
+// on equal times the lower CPU first.
+TEST(RawCpuhpReader, EveryCpuReadAndMergedByTime) {
+  const fs::path root = RootWithFourCpus("raw-4cpu");
+  RawCpuhpReader r;
+  std::string why;
+  ASSERT_TRUE(r.Open(root.string(), "cap", &why)) << why;
+  r.Read();
+  ASSERT_EQ(r.events.size(), 2 * 186u);
+  EXPECT_EQ(r.missed, 0u);
+  std::vector<size_t> per_cpu(4);
+  for (const RawCpuhpEvent& e : r.events)
+    ++per_cpu.at(static_cast<size_t>(e.event_cpu));
+  EXPECT_EQ(per_cpu[0], per_cpu[2]);
+  EXPECT_EQ(per_cpu[1], per_cpu[3]);
+  EXPECT_GT(per_cpu[0], 0u);
+  EXPECT_GT(per_cpu[1], 0u);
+  for (size_t i = 1; i < r.events.size(); ++i) {
+    const RawCpuhpEvent& a = r.events[i - 1];
+    const RawCpuhpEvent& b = r.events[i];
+    ASSERT_LE(a.ts_ns, b.ts_ns) << "event " << i;
+    if (a.ts_ns == b.ts_ns) {
+      EXPECT_LE(a.event_cpu, b.event_cpu) << "event " << i;
+    }
+  }
+  // The files stay open: the next read finds them consumed (a regular file
+  // at its end here, an empty ring on tracefs).
+  r.events.clear();
+  r.Read();
+  EXPECT_TRUE(r.events.empty());
+  fs::remove_all(root);
+}
+
+// A CPU whose trace_pipe_raw cannot be read counts as lost events (the
+// report's tracepoints_no_lost_events check fails) and the others are read.
+TEST(RawCpuhpReader, UnreadableCpuIsLostEventsNotASilentGap) {
+  const fs::path root = RootWithFourCpus("raw-unreadable");
+  const fs::path bad = root / "instances/cap/per_cpu/cpu3/trace_pipe_raw";
+  fs::remove(bad);
+  fs::create_directory(bad);  // opens, and read() fails with EISDIR
+  RawCpuhpReader r;
+  std::string why;
+  ASSERT_TRUE(r.Open(root.string(), "cap", &why)) << why;
+  r.Read();
+  EXPECT_GE(r.missed, 1u);
+  EXPECT_EQ(r.read_errno, EISDIR);
+  EXPECT_GT(r.events.size(), 186u);
+  EXPECT_LT(r.events.size(), 2 * 186u);
+  fs::remove_all(root);
 }
 
 TEST(RawCpuhpReader, MissingFormatIsUnavailableNamingTheFile) {

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <span>
 
+#include "util/prefault.h"
+
 namespace cpuhp {
 
 namespace {
@@ -121,6 +123,12 @@ void TraceJoiner::EndOperations(const std::vector<OpRecord>& batch) {
   for (size_t i = 0; i < batch.size(); ++i)
     stats_.AddOperation(batch[i], std::span<const TraceStep>(grouped_.data() + first_[i],
                                                              first_[i + 1] - first_[i]));
+}
+
+void TraceJoiner::Reserve(size_t steps) {
+  Prefault(&pending_, steps);
+  Prefault(&grouped_, steps);
+  Prefault(&owner_, steps);
 }
 
 void TraceJoiner::Finish() {

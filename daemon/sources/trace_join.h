@@ -40,6 +40,9 @@ class TraceJoiner {
   void EndOperations(const std::vector<OpRecord>& batch);
   // Whatever is still buffered belongs to no operation.
   void Finish();
+  // Room for n steps between two EndOperations, made before a timed loop
+  // (util/prefault.h).
+  void Reserve(size_t steps);
 
   const KernelStateStats& stats() const { return stats_; }
   nlohmann::json EventsJson() const;

@@ -72,6 +72,14 @@ bool TracefsSource::Start(std::string* why) {
   }
   joiner_ = std::make_unique<TraceJoiner>(std::move(states), 1);
   ops_.reserve(4096);
+  batch_.reserve(4096);
+  // A drain is asked for once a quarter of the ring's operations ended (one
+  // CPU's): room for half of one CPU's ring, before the timed writes.
+  const size_t drain_events = buffer_kb_ * 1024 / kRingBytesPerEvent / 2;
+  raw_->Reserve(drain_events);
+  feed_.Reserve(drain_events);
+  joiner_->Reserve(drain_events / 2);  // a step: an enter and its exit
+
   last_drain_ns_ = last_request_ns_ = MonotonicClock()->NowNs();
   try {
     drainer_ = std::thread(&TracefsSource::DrainerLoop, this);
@@ -191,10 +199,11 @@ void TracefsSource::DrainLocked(bool final) {
   if (!raw_)
     return;
   const uint64_t cpu0 = ThreadCpuNs();
-  std::vector<OpRecord> batch;
+  std::vector<OpRecord>& batch = batch_;
+  batch.clear();
   {
     std::lock_guard<std::mutex> l(mu_);
-    batch.swap(ops_);
+    batch.swap(ops_);  // both keep their capacity: OpEnd's push_back never grows
   }
   ++drains_;
   // Every event up to the end of the last write taken is in the buffers;
@@ -221,6 +230,11 @@ void TracefsSource::DrainLocked(bool final) {
   ResolveFromKallsyms();
   joiner_->AddLost(raw_->missed);
   raw_->missed = 0;
+  if (raw_->read_errno != 0) {
+    spdlog::warn("{}/per_cpu: reading trace_pipe_raw failed: {} (counted as lost events)",
+                 instance_, strerror(raw_->read_errno));
+    raw_->read_errno = 0;
+  }
   // The busiest CPU's events per operation, from drains of a few writes
   // (the events of the one in flight are read too: at most 1/4 more).
   if (batch.size() >= 4) {

@@ -111,7 +111,8 @@ class TracefsSource : public TimingSource {
   // Shared between OpEnd and the drainer, under mu_.
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<OpRecord> ops_;  // ended, not yet joined (joined at each drain)
+  std::vector<OpRecord> ops_;    // ended, not yet joined (joined at each drain)
+  std::vector<OpRecord> batch_;  // the drain's, swapped with ops_ (drain_mu_)
   bool saw_offline_ = false, saw_online_ = false;
   bool names_asked_ = false;  // the names drain was requested
   bool drain_wanted_ = false, drainer_stop_ = false;
