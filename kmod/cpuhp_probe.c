@@ -347,8 +347,9 @@ static int cp_nohz_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 		s->max_ns = d;
 	raw_write_seqcount_end(&s->seq);
 	local_irq_restore(flags);
+	/* An int function: the upper register half is undefined (cp_ret_handler). */
 	if (p != &cp_calib)
-		cp_count_target(regs_return_value(regs));
+		cp_count_target((unsigned int)(int)regs_return_value(regs));
 	return 0;
 }
 NOKPROBE_SYMBOL(cp_nohz_ret);
@@ -399,10 +400,11 @@ static int cp_place_one(struct cp_probe *p, const char *symbol, void *addr)
 	 */
 	if (p == &cp_calib)
 		v->rp.kp.flags = KPROBE_FLAG_DISABLED;
+	/* Before registering: a handler can run as soon as it returns. */
+	v->arg_unsure = p->has_cpu_arg && symbol && strcmp(symbol, p->name);
 	ret = register_kretprobe(&v->rp);
 	if (ret)
 		return ret;
-	v->arg_unsure = p->has_cpu_arg && symbol && strcmp(symbol, p->name);
 	p->nr_variants++;
 	p->placed = true;
 	return 0;
@@ -556,7 +558,7 @@ static u64 cp_nmissed(struct cp_probe *p)
 	int i;
 
 	for (i = 0; i < p->nr_variants; i++)
-		n += (u64)p->var[i].rp.nmissed + p->var[i].rp.kp.nmissed;
+		n += (u64)(unsigned int)p->var[i].rp.nmissed + p->var[i].rp.kp.nmissed;
 	return n;
 }
 

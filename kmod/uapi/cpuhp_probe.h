@@ -39,8 +39,9 @@ enum cpuhp_probe_id {
 
 /*
  * One hit of a hotplug-path probe, 56 bytes. read() returns whole records
- * only. target_cpu is the function's CPU argument (take_cpu_down: the
- * executing, dying CPU); -1 when the probe has no CPU argument.
+ * only. target_cpu is the function's CPU argument; a probe without one
+ * (take_cpu_down) stores the executing CPU, which for take_cpu_down is the
+ * dying CPU: target_cpu is always the CPU the operation acts on.
  */
 struct cpuhp_probe_record {
 	__u64 seq;		/* global sequence number, from 0 */

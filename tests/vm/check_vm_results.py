@@ -94,6 +94,12 @@ for r in recs:
 n_take = sum(1 for r in recs if names.get(r["probe_id"]) == "takedown_cpu")
 check(n_take == smp - 1 and nested == n_take, f"every takedown_cpu ({n_take}) nests in its _cpu_down ({nested})")
 check(all(r["retval"] == 0 for r in recs), "every hotplug-path probe returned 0")
+# uapi: target_cpu is the CPU acted on; take_cpu_down (no CPU argument) stores
+# the executing, dying CPU, never -1. The daemon matches it to the op's CPU.
+tcd = [r for r in recs if names.get(r["probe_id"]) == "take_cpu_down"]
+check(tcd and all(r["target_cpu"] == r["exec_cpu"] for r in tcd),
+      f"take_cpu_down records: target_cpu is the executing CPU ({len(tcd)} records)")
+check(all(0 <= r["target_cpu"] < smp for r in recs), "every record's target_cpu is a CPU of the guest")
 nohz = dump.get("nohz", {})
 check(nohz.get("count", 0) > 0 and sum(nohz.get("buckets", [])) == nohz.get("count"),
       f"get_nohz_timer_target histogram non-empty and consistent ({nohz.get('count')})")
