@@ -150,7 +150,15 @@ static DEFINE_PER_CPU(struct cp_ring, cp_rings);
 static u32 cp_targets_near;
 static u64 __percpu *cp_targets;
 static atomic64_t *cp_targets_far;
-static atomic64_t cp_seq;
+/*
+ * The record sequence number, and what RESET zeroes with it: hits and
+ * dropped of the hotplug-path probes and the rings. One lock (hotplug-path
+ * hits are a few per operation) so that after RESET the records are
+ * numbered from 0 and every gap is a drop counted since: a handler either
+ * finished before RESET or numbers its record after it.
+ */
+static DEFINE_RAW_SPINLOCK(cp_seq_lock);
+static u64 cp_seq;
 static atomic_long_t cp_pending;	/* records in all rings, under the ring locks */
 /*
  * Serialises the consumers (read() and RESET): only they advance a ring's
@@ -276,14 +284,16 @@ static int cp_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 	unsigned long flags;
 	u64 seq;
 
+	raw_spin_lock_irqsave(&cp_seq_lock, flags);
 	atomic64_inc(&p->hits);
 	/* Taken before the full check: a dropped record leaves a gap. */
-	seq = atomic64_inc_return(&cp_seq) - 1;
+	seq = cp_seq++;
 	ring = this_cpu_ptr(&cp_rings);
-	raw_spin_lock_irqsave(&ring->lock, flags);
+	raw_spin_lock(&ring->lock);
 	if (ring->head - ring->tail >= ring_records) {
-		raw_spin_unlock_irqrestore(&ring->lock, flags);
+		raw_spin_unlock(&ring->lock);
 		atomic64_inc(&p->dropped);
+		raw_spin_unlock_irqrestore(&cp_seq_lock, flags);
 		return 0;
 	}
 	r = &ring->recs[ring->head % ring_records];
@@ -300,7 +310,8 @@ static int cp_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 	r->reserved = 0;
 	ring->head++;
 	atomic_long_inc(&cp_pending);
-	raw_spin_unlock_irqrestore(&ring->lock, flags);
+	raw_spin_unlock(&ring->lock);
+	raw_spin_unlock_irqrestore(&cp_seq_lock, flags);
 	return 0;
 }
 NOKPROBE_SYMBOL(cp_ret_handler);
@@ -562,12 +573,19 @@ static u64 cp_nmissed(struct cp_probe *p)
 	return n;
 }
 
+/*
+ * Inside the write section: a concurrent HIST sees the figures before or
+ * after, never count from one and buckets from the other. The caller keeps
+ * the CPU's handlers out (IRQs off on that CPU, or the CPU offline).
+ */
 static void cp_zero_stats(struct cp_nohz_stats *s)
 {
+	raw_write_seqcount_begin(&s->seq);
 	s->count = 0;
 	s->sum_ns = 0;
 	s->max_ns = 0;
 	memset(s->buckets, 0, sizeof(s->buckets));
+	raw_write_seqcount_end(&s->seq);
 }
 
 /* Runs on each online CPU with IRQs off: no handler of that CPU in flight. */
@@ -585,30 +603,36 @@ static void cp_reset(void)
 	int cpu, i;
 
 	lockdep_assert_held(&cp_read_mutex);
+	raw_spin_lock_irqsave(&cp_seq_lock, flags);
 	for_each_possible_cpu(cpu) {
 		struct cp_ring *ring = per_cpu_ptr(&cp_rings, cpu);
 
-		raw_spin_lock_irqsave(&ring->lock, flags);
+		raw_spin_lock(&ring->lock);
 		atomic_long_sub(ring->head - ring->tail, &cp_pending);
 		ring->tail = ring->head;
-		raw_spin_unlock_irqrestore(&ring->lock, flags);
+		raw_spin_unlock(&ring->lock);
 	}
-	cpus_read_lock();
-	on_each_cpu(cp_zero_cpu, NULL, 1);
-	for_each_possible_cpu(cpu) {
-		if (cpu_online(cpu))
-			continue;
-		cp_zero_stats(per_cpu_ptr(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats, cpu));
-		memset(per_cpu_ptr(cp_targets, cpu), 0, cp_targets_near * sizeof(u64));
-	}
-	cpus_read_unlock();
-	for (i = 0; cp_targets_far && i < nr_cpu_ids - cp_targets_near; i++)
-		atomic64_set(&cp_targets_far[i], 0);
+	cp_seq = 0;
 	for (i = 0; i < CPUHP_PROBE_NR; i++) {
 		atomic64_set(&cp_probes[i].hits, 0);
 		atomic64_set(&cp_probes[i].dropped, 0);
 		cp_probes[i].nmissed_base = cp_nmissed(&cp_probes[i]);
 	}
+	raw_spin_unlock_irqrestore(&cp_seq_lock, flags);
+	cpus_read_lock();
+	on_each_cpu(cp_zero_cpu, NULL, 1);
+	for_each_possible_cpu(cpu) {
+		if (cpu_online(cpu))
+			continue;
+		/* IRQs off: a HIST reader never waits on a preempted writer */
+		local_irq_save(flags);
+		cp_zero_stats(per_cpu_ptr(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats, cpu));
+		local_irq_restore(flags);
+		memset(per_cpu_ptr(cp_targets, cpu), 0, cp_targets_near * sizeof(u64));
+	}
+	cpus_read_unlock();
+	for (i = 0; cp_targets_far && i < nr_cpu_ids - cp_targets_near; i++)
+		atomic64_set(&cp_targets_far[i], 0);
 }
 
 /* A consistent copy of one CPU's statistics. */

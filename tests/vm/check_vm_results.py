@@ -105,7 +105,7 @@ check(nohz.get("count", 0) > 0 and sum(nohz.get("buckets", [])) == nohz.get("cou
       f"get_nohz_timer_target histogram non-empty and consistent ({nohz.get('count')})")
 
 # --- the module review (issue 13 part 3, cpuhp_probe_review.c) ---------------
-for step in ("selfhits", "histcons", "calib", "insmod_small", "gaps", "targets", "rmmod_small",
+for step in ("selfhits", "histcons", "calib", "resethist", "insmod_small", "gaps", "targets", "rmmod_small",
              "insmod_nonohz", "enodev", "rmmod_nonohz"):
     check(status.get(step) == "0", f"{step} exit status 0 (got {status.get(step)})")
 def review(name):
@@ -133,6 +133,10 @@ check(cal.get("count") == 1000 and cal.get("sum_ns", 0) > 0, f"CALIB: 1000 calls
 if cal.get("count"):
     print(f"info kretprobe self-cost (CALIB, empty function): mean {cal['sum_ns'] / cal['count']:.0f} ns, "
           f"max {cal['max_ns']} ns")
+rh = review("resethist")
+check(rh.get("checks"), f"resethist ran ({files.get('resethist.json', b'')[:200]!r})")
+for c in rh.get("checks", []):
+    check(c.get("ok") is True, f"resethist: {c.get('name')}: want {c.get('want')}, got {c.get('got')}")
 gp = review("gaps")
 missing, dropped = gp.get("missing", 0), gp.get("dropped", 0)
 check(dropped > 0 and 0 < missing <= dropped and missing == gp.get("max_seq", 0) + 1 - gp.get("records", 0),

@@ -153,11 +153,10 @@ if [ "$daemon" = 1 ]; then
   fi
 fi
 cp "$src/tests/vm/guest_init.sh" "$rd/init"
-if [ "$mode" != kmod ]; then
-  cp "$src/tests/vm/guest_$mode.sh" "$rd/init"
-  "$cc" -static -O2 -Wall -Wextra -Werror -pthread -o "$rd/bin/cpuhp_probe_torture" \
-    "$src/tests/vm/cpuhp_probe_torture.c"
-fi
+# Every mode: the kmod guest runs its resethist case too.
+"$cc" -static -O2 -Wall -Wextra -Werror -pthread -o "$rd/bin/cpuhp_probe_torture" \
+  "$src/tests/vm/cpuhp_probe_torture.c"
+[ "$mode" = kmod ] || cp "$src/tests/vm/guest_$mode.sh" "$rd/init"
 chmod +x "$rd/init"
 initramfs_pack "$rd" "$work/initramfs.cpio.gz"
 
