@@ -127,7 +127,7 @@ fi
 # --- module, reader, daemon -------------------------------------------------
 mod=$work/mod
 # Robust mode loads a torture build: its return handlers linger 5 ms, so the
-# insmod/rmmod cycles meet one running (kmod/cpuhp_probe.c, cp_ret_clock()).
+# insmod/rmmod cycles meet one running (kmod/cpuhp_probe.c, cp_ret_handler()).
 [ "$mode" != robust ] || kmake+=("KCFLAGS=-DCPUHP_PROBE_TORTURE_RET_MS=${CPUHP_VM_TORTURE_RET_MS:-5}")
 guest_module "$src" "$hdrs" "$mod" "$work/kbuild.log" "${cross[@]}" "${kmake[@]}" || { cat "$work/kbuild.log"; exit 1; }
 if grep -E 'warning:|error:' "$work/kbuild.log"; then log "module build has warnings"; exit 1; fi
