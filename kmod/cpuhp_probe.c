@@ -150,7 +150,15 @@ static DEFINE_PER_CPU(struct cp_ring, cp_rings);
 static u32 cp_targets_near;
 static u64 __percpu *cp_targets;
 static atomic64_t *cp_targets_far;
-static atomic64_t cp_seq;
+/*
+ * The record sequence number, and what RESET zeroes with it: hits and
+ * dropped of the hotplug-path probes and the rings. One lock (hotplug-path
+ * hits are a few per operation) so that after RESET the records are
+ * numbered from 0 and every gap is a drop counted since: a handler either
+ * finished before RESET or numbers its record after it.
+ */
+static DEFINE_RAW_SPINLOCK(cp_seq_lock);
+static u64 cp_seq;
 static atomic_long_t cp_pending;	/* records in all rings, under the ring locks */
 /*
  * Serialises the consumers (read() and RESET): only they advance a ring's
@@ -227,21 +235,30 @@ static u64 cp_elapsed(u64 start_ns, u64 end_ns)
 }
 NOKPROBE_SYMBOL(cp_elapsed);
 
+/*
+ * Every handler saves IRQs before anything else: an interrupt that arms a
+ * non-pinned hrtimer while a handler runs calls get_nohz_timer_target,
+ * whose probe then finds a kprobe running on the CPU and counts a miss
+ * (kmod/README.md, "nmissed"). What is left is the kprobe code around the
+ * handlers, and other kprobe users'.
+ */
 static int cp_entry_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct cp_variant *v = cp_var_of(ri);
 	struct cp_entry *e = (struct cp_entry *)ri->data;
-	struct cp_probe *p;
+	struct cp_variant *v;
+	unsigned long flags;
 
-	if (!v)
-		return 1;
-	p = v->probe;
-	e->var = v;
-	e->exec_cpu = raw_smp_processor_id();
-	e->target_cpu = p->has_cpu_arg ? (s32)cp_arg0(regs) : (s32)e->exec_cpu;
-	e->online = num_online_cpus();
-	e->start_ns = ktime_get_mono_fast_ns();
-	return 0;
+	local_irq_save(flags);
+	v = cp_var_of(ri);
+	if (v) {
+		e->var = v;
+		e->exec_cpu = raw_smp_processor_id();
+		e->target_cpu = v->probe->has_cpu_arg ? (s32)cp_arg0(regs) : (s32)e->exec_cpu;
+		e->online = num_online_cpus();
+		e->start_ns = ktime_get_mono_fast_ns();
+	}
+	local_irq_restore(flags);
+	return v ? 0 : 1;
 }
 NOKPROBE_SYMBOL(cp_entry_handler);
 
@@ -257,33 +274,33 @@ NOKPROBE_SYMBOL(cp_entry_handler);
 #define CP_TORTURE_RET_MS 0
 #endif
 
-static u64 cp_ret_clock(void)
-{
-	if (CP_TORTURE_RET_MS)
-		mdelay(CP_TORTURE_RET_MS);
-	return ktime_get_mono_fast_ns();
-}
-NOKPROBE_SYMBOL(cp_ret_clock);
-
 static int cp_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	u64 end_ns = cp_ret_clock();
 	struct cp_entry *e = (struct cp_entry *)ri->data;
-	struct cp_variant *v = e->var;
-	struct cp_probe *p = v->probe;
-	struct cp_ring *ring;
 	struct cpuhp_probe_record *r;
+	struct cp_ring *ring;
+	struct cp_variant *v;
+	struct cp_probe *p;
 	unsigned long flags;
-	u64 seq;
+	u64 seq, end_ns;
 
+	if (CP_TORTURE_RET_MS)	/* before the instance is read */
+		mdelay(CP_TORTURE_RET_MS);
+	local_irq_save(flags);
+	end_ns = ktime_get_mono_fast_ns();
+	v = e->var;
+	p = v->probe;
+	raw_spin_lock(&cp_seq_lock);
 	atomic64_inc(&p->hits);
 	/* Taken before the full check: a dropped record leaves a gap. */
-	seq = atomic64_inc_return(&cp_seq) - 1;
+	seq = cp_seq++;
 	ring = this_cpu_ptr(&cp_rings);
-	raw_spin_lock_irqsave(&ring->lock, flags);
+	raw_spin_lock(&ring->lock);
 	if (ring->head - ring->tail >= ring_records) {
-		raw_spin_unlock_irqrestore(&ring->lock, flags);
+		raw_spin_unlock(&ring->lock);
 		atomic64_inc(&p->dropped);
+		raw_spin_unlock(&cp_seq_lock);
+		local_irq_restore(flags);
 		return 0;
 	}
 	r = &ring->recs[ring->head % ring_records];
@@ -300,21 +317,27 @@ static int cp_ret_handler(struct kretprobe_instance *ri, struct pt_regs *regs)
 	r->reserved = 0;
 	ring->head++;
 	atomic_long_inc(&cp_pending);
-	raw_spin_unlock_irqrestore(&ring->lock, flags);
+	raw_spin_unlock(&ring->lock);
+	raw_spin_unlock(&cp_seq_lock);
+	local_irq_restore(flags);
 	return 0;
 }
 NOKPROBE_SYMBOL(cp_ret_handler);
 
 static int cp_nohz_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct cp_variant *v = cp_var_of(ri);
 	struct cp_hist_entry *e = (struct cp_hist_entry *)ri->data;
+	struct cp_variant *v;
+	unsigned long flags;
 
-	if (!v)
-		return 1;
-	e->probe = v->probe;
-	e->start_ns = ktime_get_mono_fast_ns();
-	return 0;
+	local_irq_save(flags);
+	v = cp_var_of(ri);
+	if (v) {
+		e->probe = v->probe;
+		e->start_ns = ktime_get_mono_fast_ns();
+	}
+	local_irq_restore(flags);
+	return v ? 0 : 1;
 }
 NOKPROBE_SYMBOL(cp_nohz_entry);
 
@@ -330,14 +353,16 @@ NOKPROBE_SYMBOL(cp_count_target);
 static int cp_nohz_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct cp_hist_entry *e = (struct cp_hist_entry *)ri->data;
-	u64 d = cp_elapsed(e->start_ns, ktime_get_mono_fast_ns());
 	struct cp_probe *p = e->probe;
-	unsigned int b = d ? min_t(unsigned int, ilog2(d), CPUHP_PROBE_HIST_BUCKETS - 1) : 0;
 	struct cp_nohz_stats *s;
 	unsigned long flags;
+	unsigned int b;
+	u64 d;
 
 	/* IRQs off: no nested update on this CPU while the count is odd. */
 	local_irq_save(flags);
+	d = cp_elapsed(e->start_ns, ktime_get_mono_fast_ns());
+	b = d ? min_t(unsigned int, ilog2(d), CPUHP_PROBE_HIST_BUCKETS - 1) : 0;
 	s = this_cpu_ptr(p->stats);
 	raw_write_seqcount_begin(&s->seq);
 	s->count++;
@@ -346,9 +371,10 @@ static int cp_nohz_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (d > s->max_ns)
 		s->max_ns = d;
 	raw_write_seqcount_end(&s->seq);
-	local_irq_restore(flags);
+	/* An int function: the upper register half is undefined (cp_ret_handler). */
 	if (p != &cp_calib)
-		cp_count_target(regs_return_value(regs));
+		cp_count_target((unsigned int)(int)regs_return_value(regs));
+	local_irq_restore(flags);
 	return 0;
 }
 NOKPROBE_SYMBOL(cp_nohz_ret);
@@ -399,10 +425,11 @@ static int cp_place_one(struct cp_probe *p, const char *symbol, void *addr)
 	 */
 	if (p == &cp_calib)
 		v->rp.kp.flags = KPROBE_FLAG_DISABLED;
+	/* Before registering: a handler can run as soon as it returns. */
+	v->arg_unsure = p->has_cpu_arg && symbol && strcmp(symbol, p->name);
 	ret = register_kretprobe(&v->rp);
 	if (ret)
 		return ret;
-	v->arg_unsure = p->has_cpu_arg && symbol && strcmp(symbol, p->name);
 	p->nr_variants++;
 	p->placed = true;
 	return 0;
@@ -556,16 +583,23 @@ static u64 cp_nmissed(struct cp_probe *p)
 	int i;
 
 	for (i = 0; i < p->nr_variants; i++)
-		n += (u64)p->var[i].rp.nmissed + p->var[i].rp.kp.nmissed;
+		n += (u64)(unsigned int)p->var[i].rp.nmissed + p->var[i].rp.kp.nmissed;
 	return n;
 }
 
+/*
+ * Inside the write section: a concurrent HIST sees the figures before or
+ * after, never count from one and buckets from the other. The caller keeps
+ * the CPU's handlers out (IRQs off on that CPU, or the CPU offline).
+ */
 static void cp_zero_stats(struct cp_nohz_stats *s)
 {
+	raw_write_seqcount_begin(&s->seq);
 	s->count = 0;
 	s->sum_ns = 0;
 	s->max_ns = 0;
 	memset(s->buckets, 0, sizeof(s->buckets));
+	raw_write_seqcount_end(&s->seq);
 }
 
 /* Runs on each online CPU with IRQs off: no handler of that CPU in flight. */
@@ -583,30 +617,36 @@ static void cp_reset(void)
 	int cpu, i;
 
 	lockdep_assert_held(&cp_read_mutex);
+	raw_spin_lock_irqsave(&cp_seq_lock, flags);
 	for_each_possible_cpu(cpu) {
 		struct cp_ring *ring = per_cpu_ptr(&cp_rings, cpu);
 
-		raw_spin_lock_irqsave(&ring->lock, flags);
+		raw_spin_lock(&ring->lock);
 		atomic_long_sub(ring->head - ring->tail, &cp_pending);
 		ring->tail = ring->head;
-		raw_spin_unlock_irqrestore(&ring->lock, flags);
+		raw_spin_unlock(&ring->lock);
 	}
-	cpus_read_lock();
-	on_each_cpu(cp_zero_cpu, NULL, 1);
-	for_each_possible_cpu(cpu) {
-		if (cpu_online(cpu))
-			continue;
-		cp_zero_stats(per_cpu_ptr(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats, cpu));
-		memset(per_cpu_ptr(cp_targets, cpu), 0, cp_targets_near * sizeof(u64));
-	}
-	cpus_read_unlock();
-	for (i = 0; cp_targets_far && i < nr_cpu_ids - cp_targets_near; i++)
-		atomic64_set(&cp_targets_far[i], 0);
+	cp_seq = 0;
 	for (i = 0; i < CPUHP_PROBE_NR; i++) {
 		atomic64_set(&cp_probes[i].hits, 0);
 		atomic64_set(&cp_probes[i].dropped, 0);
 		cp_probes[i].nmissed_base = cp_nmissed(&cp_probes[i]);
 	}
+	raw_spin_unlock_irqrestore(&cp_seq_lock, flags);
+	cpus_read_lock();
+	on_each_cpu(cp_zero_cpu, NULL, 1);
+	for_each_possible_cpu(cpu) {
+		if (cpu_online(cpu))
+			continue;
+		/* IRQs off: a HIST reader never waits on a preempted writer */
+		local_irq_save(flags);
+		cp_zero_stats(per_cpu_ptr(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats, cpu));
+		local_irq_restore(flags);
+		memset(per_cpu_ptr(cp_targets, cpu), 0, cp_targets_near * sizeof(u64));
+	}
+	cpus_read_unlock();
+	for (i = 0; cp_targets_far && i < nr_cpu_ids - cp_targets_near; i++)
+		atomic64_set(&cp_targets_far[i], 0);
 }
 
 /* A consistent copy of one CPU's statistics. */

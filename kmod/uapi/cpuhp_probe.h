@@ -39,11 +39,12 @@ enum cpuhp_probe_id {
 
 /*
  * One hit of a hotplug-path probe, 56 bytes. read() returns whole records
- * only. target_cpu is the function's CPU argument (take_cpu_down: the
- * executing, dying CPU); -1 when the probe has no CPU argument.
+ * only. target_cpu is the function's CPU argument; a probe without one
+ * (take_cpu_down) stores the executing CPU, which for take_cpu_down is the
+ * dying CPU: target_cpu is always the CPU the operation acts on.
  */
 struct cpuhp_probe_record {
-	__u64 seq;		/* global sequence number, from 0 */
+	__u64 seq;		/* global sequence number, from 0 at load and at RESET */
 	__u64 start_ns;		/* entry, CLOCK_MONOTONIC */
 	__u64 duration_ns;	/* entry to return */
 	__s64 retval;		/* the function's return value */
@@ -118,7 +119,11 @@ struct cpuhp_probe_targets {
 #define CPUHP_PROBE_IOC_PROBE_INFO _IOWR(CPUHP_PROBE_IOC_MAGIC, 2, struct cpuhp_probe_info)
 #define CPUHP_PROBE_IOC_HIST _IOWR(CPUHP_PROBE_IOC_MAGIC, 3, struct cpuhp_probe_hist)
 #define CPUHP_PROBE_IOC_TARGETS _IOWR(CPUHP_PROBE_IOC_MAGIC, 4, struct cpuhp_probe_targets)
-/* Empties the rings, zeroes hits, dropped, histograms and target counts. */
+/*
+ * Empties the rings, zeroes hits, dropped, histograms and target counts, and
+ * restarts the sequence numbers at 0: every record read afterwards was
+ * written after the RESET, and its gaps are the drops counted since.
+ */
 #define CPUHP_PROBE_IOC_RESET _IO(CPUHP_PROBE_IOC_MAGIC, 5)
 /*
  * The probe's own cost: every get_nohz_timer_target duration is the function

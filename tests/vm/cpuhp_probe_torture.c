@@ -26,12 +26,19 @@
  *                                  signal (EINTR), then close and unload
  *   torture contract               invalid ioctls and reads against the
  *                                  errors documented in kmod/README.md
+ *   torture resethist SECONDS      RESET in a loop while HIST is read
+ *                                  (all CPUs and each CPU) and checked,
+ *                                  count == sum of buckets, under a
+ *                                  nanosleep load and CPU toggling; then
+ *                                  RESET, one cpu1 off/on: the records are
+ *                                  numbered 0..n-1, n = hits - dropped
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +48,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -348,6 +356,19 @@ static const char *bad_field(const struct cpuhp_probe_record *r,
 	return NULL;
 }
 
+/* hits and dropped summed over the hotplug-path probes */
+static void path_totals(int fd, uint64_t *hits, uint64_t *dropped)
+{
+	for (int i = 0; i < CPUHP_PROBE_NR; i++) {
+		struct cpuhp_probe_info info = { .id = i };
+
+		if (i == CPUHP_PROBE_NOHZ_TIMER_TARGET || ioctl(fd, CPUHP_PROBE_IOC_PROBE_INFO, &info))
+			continue;
+		*hits += info.hits;
+		*dropped += info.dropped;
+	}
+}
+
 static int cmd_readers(int seconds)
 {
 	struct reader rd[2] = {
@@ -390,14 +411,7 @@ static int cmd_readers(int seconds)
 	while ((r = read(fd, tail + tail_n, sizeof(tail) - tail_n * REC_SZ)) > 0 &&
 	       tail_n < 256)
 		tail_n += r / REC_SZ;
-	for (i = 0; i < CPUHP_PROBE_NR; i++) {
-		struct cpuhp_probe_info info = { .id = i };
-
-		if (i == CPUHP_PROBE_NOHZ_TIMER_TARGET || ioctl(fd, CPUHP_PROBE_IOC_PROBE_INFO, &info))
-			continue;
-		hits += info.hits;
-		dropped += info.dropped;
-	}
+	path_totals(fd, &hits, &dropped);
 	now = now_ns();
 	close(fd);
 
@@ -692,6 +706,138 @@ static int cmd_contract(void)
 	return failures ? 1 : 0;
 }
 
+/* --- RESET against HIST and the sequence numbers --------------------------- */
+
+/* Records and hits - dropped of the hotplug-path probes since the last RESET. */
+static void seq_from_zero(int fd, int *first)
+{
+	struct cpuhp_probe_record recs[512];
+	uint64_t seqs[512], hits = 0, dropped = 0;
+	size_t n = 0, k, off = 0;
+	char got[160];
+	ssize_t r;
+
+	while (n < 512 && (r = read(fd, recs + n, (512 - n) * REC_SZ)) > 0)
+		n += r / REC_SZ;
+	path_totals(fd, &hits, &dropped);
+	for (k = 0; k < n; k++)
+		seqs[k] = recs[k].seq;
+	qsort(seqs, n, sizeof(*seqs), cmp_u64);
+	for (k = 0; k < n && seqs[k] == k; k++)
+		;
+	off = k;
+	snprintf(got, sizeof(got), "%zu records, first %llu, last %llu, %zu in order; hits %llu dropped %llu",
+		 n, n ? (unsigned long long)seqs[0] : 0ull, n ? (unsigned long long)seqs[n - 1] : 0ull,
+		 off, (unsigned long long)hits, (unsigned long long)dropped);
+	check(first, "after RESET and one cpu1 off/on: seq 0..n-1, n = hits - dropped",
+	      "n > 0, seq 0..n-1, dropped 0", got, n > 0 && off == n && hits == n && dropped == 0);
+}
+
+/*
+ * A nanosleep loop that reaches get_nohz_timer_target: from 7.x a timer
+ * started on a CPU whose tick runs stays there without asking, so with
+ * nohz_full= the loop runs on the first nohz_full CPU (guest_init.sh,
+ * sleeploop), pinned again after each time the toggler took it offline.
+ */
+static void nohz_load(void)
+{
+	struct timespec one = { .tv_sec = 0, .tv_nsec = 1 };
+	FILE *f = fopen("/sys/devices/system/cpu/nohz_full", "r");
+	int cpu = -1;
+	cpu_set_t set;
+
+	if (f) {
+		if (fscanf(f, "%d", &cpu) != 1)
+			cpu = -1;
+		fclose(f);
+	}
+	for (;;) {
+		if (cpu >= 0) {
+			CPU_ZERO(&set);
+			CPU_SET(cpu, &set);
+			sched_setaffinity(0, sizeof(set), &set);
+		}
+		nanosleep(&one, NULL);
+	}
+}
+
+static int cmd_resethist(int seconds)
+{
+	const char *stop = "/tmp/cpuhp_resethist.stop";
+	uint64_t end, sum, last = 0, bad_count = 0, bad_sum = 0;
+	unsigned long resets = 0, reads = 0, bad = 0, fell = 0, nonzero = 0, errs = 0;
+	struct cpuhp_probe_version v;
+	struct cpuhp_probe_hist h;
+	int fd, first = 1, b, k, st = 0;
+	char got[160];
+	pid_t tog, load;
+
+	fd = open(CPUHP_PROBE_DEVICE, O_RDWR | O_NONBLOCK);
+	if (fd < 0 || !version_ok(fd, &v)) {
+		printf("{\"error\": \"open/VERSION: %s\"}\n", strerror(errno));
+		return 1;
+	}
+	unlink(stop);
+	tog = fork();
+	if (tog == 0) {
+		dup2(open("/dev/null", O_WRONLY), 1);
+		_exit(cmd_toggle(stop, 0));
+	}
+	load = fork();
+	if (load == 0)
+		nohz_load();
+	end = now_ns() + (uint64_t)seconds * 1000000000ull;
+	while (now_ns() < end) {
+		errs += ioctl(fd, CPUHP_PROBE_IOC_RESET) != 0;
+		resets++;
+		for (k = 0; k < 32; k++) {
+			memset(&h, 0, sizeof(h));
+			/* even: all CPUs; odd: one CPU, offline ones too */
+			h.cpu = k % 2 ? (uint32_t)(k / 2) % v.nr_cpu_ids : CPUHP_PROBE_ALL_CPUS;
+			if (ioctl(fd, CPUHP_PROBE_IOC_HIST, &h)) {
+				errs++;
+				continue;
+			}
+			reads++;
+			for (sum = 0, b = 0; b < CPUHP_PROBE_HIST_BUCKETS; b++)
+				sum += h.buckets[b];
+			if (sum != h.count && !bad++) {
+				bad_count = h.count;
+				bad_sum = sum;
+			}
+			if (h.cpu == CPUHP_PROBE_ALL_CPUS) {
+				fell += h.count < last;
+				nonzero += h.count > 0;
+				last = h.count;
+			}
+		}
+	}
+	kill(load, SIGKILL);
+	waitpid(load, NULL, 0);
+	close(open(stop, O_WRONLY | O_CREAT, 0644));
+	waitpid(tog, &st, 0);
+
+	printf("{\"checks\": [");
+	snprintf(got, sizeof(got), "%lu of %lu (first: count %llu, buckets %llu)", bad, reads,
+		 (unsigned long long)bad_count, (unsigned long long)bad_sum);
+	check(&first, "HIST under RESET: count == sum of buckets", "0 inconsistent", got, bad == 0);
+	snprintf(got, sizeof(got), "%lu resets, %lu HIST with hits, %lu falls, %lu ioctl errors",
+		 resets, nonzero, fell, errs);
+	check(&first, "RESET and HIST interleaved (hits between, counts fell), no error",
+	      "> 0 hits, > 0 falls, 0 errors", got, nonzero > 0 && fell > 0 && errs == 0);
+	snprintf(got, sizeof(got), "toggler exit %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	check(&first, "CPUs toggled throughout", "toggler exit 0", got,
+	      WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	ioctl(fd, CPUHP_PROBE_IOC_RESET);
+	set_online(1, 0);
+	set_online(1, 1);
+	seq_from_zero(fd, &first);
+	printf("\n  ], \"resets\": %lu, \"hist_reads\": %lu}\n", resets, reads);
+	close(fd);
+	unlink(stop);
+	return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "";
@@ -709,7 +855,10 @@ int main(int argc, char **argv)
 		return cmd_rmmod_open();
 	if (!strcmp(cmd, "contract") && argc == 2)
 		return cmd_contract();
+	if (!strcmp(cmd, "resethist") && argc == 3)
+		return cmd_resethist(atoi(argv[2]));
 	fprintf(stderr, "usage: cpuhp_probe_torture hotplug CPU 0|1 | toggle STOPFILE [PAUSE_MS] |"
-		" cycles N BUDGET_S KO [PARAMS] | readers SECONDS | rmmod_open | contract\n");
+		" cycles N BUDGET_S KO [PARAMS] | readers SECONDS | rmmod_open | contract |"
+		" resethist SECONDS\n");
 	return 2;
 }

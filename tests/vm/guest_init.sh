@@ -86,6 +86,11 @@ review() {  # review NAME ARGS...
 review selfhits selfhits 5
 review histcons histcons 3000
 review calib calib
+# RESET in a loop while HIST is read and checked, CPUs toggling
+# (tests/vm/cpuhp_probe_torture.c resethist); then sequence numbers from 0.
+cpuhp_probe_torture resethist 5 > /tmp/resethist.json 2>&1
+status resethist $?
+emit resethist.json /tmp/resethist.json
 grep -E ' (__cpu_up|native_cpu_up|cpuhp_kick_ap_alive|cpuhp_bringup_ap|bringup_cpu|takedown_cpu|take_cpu_down|_cpu_up|_cpu_down|get_nohz_timer_target)(\.[a-z0-9.]+)?$' \
 	/proc/kallsyms > /tmp/kallsyms.txt
 emit kallsyms.txt /tmp/kallsyms.txt

@@ -127,7 +127,7 @@ fi
 # --- module, reader, daemon -------------------------------------------------
 mod=$work/mod
 # Robust mode loads a torture build: its return handlers linger 5 ms, so the
-# insmod/rmmod cycles meet one running (kmod/cpuhp_probe.c, cp_ret_clock()).
+# insmod/rmmod cycles meet one running (kmod/cpuhp_probe.c, cp_ret_handler()).
 [ "$mode" != robust ] || kmake+=("KCFLAGS=-DCPUHP_PROBE_TORTURE_RET_MS=${CPUHP_VM_TORTURE_RET_MS:-5}")
 guest_module "$src" "$hdrs" "$mod" "$work/kbuild.log" "${cross[@]}" "${kmake[@]}" || { cat "$work/kbuild.log"; exit 1; }
 if grep -E 'warning:|error:' "$work/kbuild.log"; then log "module build has warnings"; exit 1; fi
@@ -153,11 +153,10 @@ if [ "$daemon" = 1 ]; then
   fi
 fi
 cp "$src/tests/vm/guest_init.sh" "$rd/init"
-if [ "$mode" != kmod ]; then
-  cp "$src/tests/vm/guest_$mode.sh" "$rd/init"
-  "$cc" -static -O2 -Wall -Wextra -Werror -pthread -o "$rd/bin/cpuhp_probe_torture" \
-    "$src/tests/vm/cpuhp_probe_torture.c"
-fi
+# Every mode: the kmod guest runs its resethist case too.
+"$cc" -static -O2 -Wall -Wextra -Werror -pthread -o "$rd/bin/cpuhp_probe_torture" \
+  "$src/tests/vm/cpuhp_probe_torture.c"
+[ "$mode" = kmod ] || cp "$src/tests/vm/guest_$mode.sh" "$rd/init"
 chmod +x "$rd/init"
 initramfs_pack "$rd" "$work/initramfs.cpio.gz"
 
