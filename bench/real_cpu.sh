@@ -10,6 +10,11 @@
 #   kmod_only           the kmod source alone (needs the cpuhp_probe module)
 #   bare                no source but the write timing
 #   stress_ng           stress-ng --cpu-online, when it can only pick this CPU
+#   c_loop_traced       the C loop itself with the three cpuhp events enabled
+#                       in a scratch tracefs instance nobody reads: the
+#                       kernel's own cost of recording them, the floor of any
+#                       run with the tracepoints source (issue 31: ~0.97 at
+#                       ~780 writes/s)
 # Rates of cpuhp-stress come from its report (totals.ops / run.elapsed_ns:
 # the operation loop, not the sources' set-up nor the report writing); the
 # whole process is timed separately, 60 writes against the C loop's 60
@@ -93,6 +98,38 @@ driver_stress_ng() {
   echo "$((got * 2)) $secs"
 }
 
+# The scratch instance of c_loop_traced: made before the pairs (drivers run
+# in subshells), removed at exit.
+traced=""
+traced_remove() { [ -z "$traced" ] || rmdir "$traced"; }
+traced_make() {
+  local t ev
+  t=$(awk '$3 == "tracefs" {print $2; exit}' /proc/mounts)
+  [ -n "$t" ] || bench_die "c_loop_traced: tracefs is not mounted"
+  traced=$t/instances/cpuhp-bench-$$
+  mkdir "$traced" || bench_die "c_loop_traced: cannot make $traced"
+  bench_cleanup_hooks+=(traced_remove)
+  echo 1410 > "$traced/buffer_size_kb"
+  echo mono > "$traced/trace_clock"
+}
+traced_events() {  # traced_events 0|1
+  local ev
+  for ev in cpuhp_enter cpuhp_multi_enter cpuhp_exit; do
+    echo "$1" > "$traced/events/cpuhp/$ev/enable" || bench_die "c_loop_traced: cannot set cpuhp/$ev/enable to $1"
+  done
+}
+# The events are on only around this driver's loop: the C loop it is compared
+# with, and the other drivers, run untraced.
+driver_c_loop_traced() {
+  local out
+  echo > "$traced/trace"  # each run starts with an empty ring, as a run's own instance
+  traced_events 1
+  out=$("$cloop" "$cpu" "$ops") || { traced_events 0; bench_die "c_loop_traced: $cloop failed"; }
+  traced_events 0
+  # "ops=N seconds=S ops_per_s=R"
+  sed -n 's/^ops=\([0-9]*\) seconds=\([0-9.]*\) .*/\1 \2/p' <<< "$out"
+}
+
 drivers=("$@")
 if [ ${#drivers[@]} = 0 ]; then
   drivers=(default no_tracepoints tracepoints_only health_only kmod_only bare stress_ng)
@@ -111,6 +148,7 @@ for d in "${drivers[@]}"; do
         continue
       fi
       ;;
+    c_loop_traced) traced_make ;;
     stress_ng)
       command -v stress-ng > /dev/null || { echo "stress_ng: skipped: no stress-ng" >&2; continue; }
       # stress-ng --cpu-online toggles a random hotpluggable CPU: only when
