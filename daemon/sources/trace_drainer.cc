@@ -16,8 +16,6 @@ extern "C" {
 #include <traceevent/kbuffer.h>
 }
 
-#include <filesystem>
-
 #include "sources/trace_instance.h"
 #include "util/prefault.h"
 
@@ -100,27 +98,20 @@ bool RawCpuhpReader::Open(const std::string& tracefs, const std::string& name, s
   }
   subbuf_.resize(
       static_cast<size_t>(std::max<long>(tep_get_sub_buffer_size(tep), sysconf(_SC_PAGESIZE))));
-  // Every possible CPU has a buffer (and a per_cpu directory), online or not.
-  const std::string per_cpu = tracefs + "/instances/" + name + "/per_cpu";
-  std::error_code ec;
-  for (const auto& d : std::filesystem::directory_iterator(per_cpu, ec)) {
-    const std::string n = d.path().filename().string();
-    if (n.rfind("cpu", 0) != 0 || n.size() == 3 ||
-        n.find_first_not_of("0123456789", 3) != std::string::npos)
-      continue;
-    const std::string path = d.path().string() + "/trace_pipe_raw";
+  const std::string dir = tracefs + "/instances/" + name;
+  for (int cpu : InstanceCpus(dir)) {
+    const std::string path = dir + "/per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw";
     const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
       *why = path + ": " + strerror(errno);
       return false;
     }
-    cpu_fds_.emplace_back(std::stoi(n.substr(3)), fd);
+    cpu_fds_.emplace_back(cpu, fd);
   }
   if (cpu_fds_.empty()) {
-    *why = per_cpu + ": no cpuN/trace_pipe_raw" + (ec ? ": " + ec.message() : "");
+    *why = dir + "/per_cpu: no cpuN directory to read";
     return false;
   }
-  std::sort(cpu_fds_.begin(), cpu_fds_.end());
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -77,23 +78,30 @@ uint64_t StatField(const std::string& text, const std::string& key) {
 
 }  // namespace
 
-// per_cpu/cpuN/stats of an instance: cpu -> (overrun, dropped events).
+std::vector<int> InstanceCpus(const std::string& instance) {
+  std::vector<int> cpus;
+  DIR* d = opendir((instance + "/per_cpu").c_str());
+  if (!d)
+    return cpus;
+  while (dirent* e = readdir(d)) {
+    int cpu = -1;
+    const std::string_view n = e->d_name;
+    const char* end = n.data() + n.size();
+    if (n.substr(0, 3) == "cpu" && n.size() > 3) {
+      const auto [ptr, ec] = std::from_chars(n.data() + 3, end, cpu);
+      if (ec == std::errc() && ptr == end && cpu >= 0)
+        cpus.push_back(cpu);
+    }
+  }
+  closedir(d);
+  std::sort(cpus.begin(), cpus.end());
+  return cpus;
+}
+
 std::map<int, std::pair<uint64_t, uint64_t>> ReadCpuStats(const std::string& instance) {
   std::map<int, std::pair<uint64_t, uint64_t>> stats;
   const std::string dir = instance + "/per_cpu";
-  DIR* d = opendir(dir.c_str());
-  if (!d)
-    return stats;
-  std::vector<int> cpus;
-  while (dirent* e = readdir(d)) {
-    int cpu = -1;
-    std::string_view n = e->d_name;
-    if (n.substr(0, 3) == "cpu" &&
-        std::from_chars(n.data() + 3, n.data() + n.size(), cpu).ec == std::errc())
-      cpus.push_back(cpu);
-  }
-  closedir(d);
-  for (int cpu : cpus) {
+  for (int cpu : InstanceCpus(instance)) {
     std::string text;
     if (ReadText(dir + "/cpu" + std::to_string(cpu) + "/stats", &text))
       stats[cpu] = {StatField(text, "overrun"), StatField(text, "dropped events")};

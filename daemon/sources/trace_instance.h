@@ -59,6 +59,9 @@ bool ReadText(const std::string& path, std::string* out);
 bool IsDir(const std::string& path);
 // /proc/<pid>/comm without its newline; "" when the task is gone.
 std::string Comm(const std::string& pid);
+// The N of each per_cpu/cpuN of an instance, ascending: every possible CPU
+// has a buffer there, online or not. Empty when the directory cannot be read.
+std::vector<int> InstanceCpus(const std::string& instance);
 // per_cpu/cpuN/stats of an instance: cpu -> (overrun, dropped events).
 std::map<int, std::pair<uint64_t, uint64_t>> ReadCpuStats(const std::string& instance);
 

@@ -64,6 +64,18 @@ TEST_F(FakeTracefs, StaleInstancesOfDeadRunsAreRemovedOthersKept) {
   EXPECT_TRUE(fs::exists(root_ + "/instances/cpuhp-stress-x"));
 }
 
+// The per-CPU buffers an instance has: cpuN directories only, N whole,
+// ascending as numbers (the raw reader's and the lost-event stats' CPUs).
+TEST(InstanceCpus, EveryCpuNDirectoryInNumericOrder) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "instance-cpus";
+  fs::remove_all(dir);
+  for (const char* n : {"cpu10", "cpu0", "cpu2", "cpu", "cpuX", "cpu1a", "stats"})
+    fs::create_directories(dir / "per_cpu" / n);
+  EXPECT_EQ(InstanceCpus(dir.string()), (std::vector<int>{0, 2, 10}));
+  EXPECT_TRUE(InstanceCpus((dir / "absent").string()).empty());
+  fs::remove_all(dir);
+}
+
 TEST(FindTracefs, PrefersTheStandardMountPoint) {
   char tmpl[] = "/tmp/cpuhp-mounts.XXXXXX";
   int fd = mkstemp(tmpl);
