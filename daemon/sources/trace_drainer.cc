@@ -200,9 +200,11 @@ void RawCpuhpReader::Read() {
   // Each CPU's events are in time order: read one after the other, then
   // merged pairwise, run by run (stable: on equal times the lower CPU first).
   runs_.clear();
+  most_from_one_cpu = 0;
   for (const auto& [cpu, fd] : cpu_fds_) {
     const size_t at = events.size();
     ReadCpu(fd, cpu);
+    most_from_one_cpu = std::max(most_from_one_cpu, events.size() - at);
     if (events.size() > at)
       runs_.push_back(at);
   }

@@ -92,6 +92,7 @@ class RawCpuhpReader {
   std::vector<RawCpuhpEvent> events;
   uint64_t missed = 0;
   int read_errno = 0;
+  size_t most_from_one_cpu = 0;  // the last Read's, from its busiest CPU
 
  private:
   // A number field's place in the record, from the event's format file: read

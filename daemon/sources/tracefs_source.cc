@@ -238,10 +238,7 @@ void TracefsSource::DrainLocked(bool final) {
   // The busiest CPU's events per operation, from drains of a few writes
   // (the events of the one in flight are read too: at most 1/4 more).
   if (batch.size() >= 4) {
-    std::map<int, size_t> per_cpu;
-    size_t most = 0;
-    for (const RawCpuhpEvent& e : raw_->events)
-      most = std::max(most, ++per_cpu[e.event_cpu]);
+    const size_t most = raw_->most_from_one_cpu;
     events_per_op_ = std::max(events_per_op_, (most + batch.size() - 1) / batch.size());
   }
   feed_.Feed(&raw_->events, cutoff, &comms_, joiner_.get());
