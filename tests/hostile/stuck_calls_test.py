@@ -19,12 +19,14 @@ Needs strace (tools/setup.sh installs it for the tests).
 """
 import json
 import os
+import queue
 import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -137,18 +139,36 @@ class StuckCalls(unittest.TestCase):
         cmd = ["strace", "-f", "-qq", "-o", os.devnull, "-P", online, "-e", "trace=pwrite64",
                "-e", "inject=pwrite64:error=EINTR:delay_enter=3000000:when=2",
                *self.run_args(100)]
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                              env=ENV)
-        pid = None
-        deadline = time.monotonic() + 20
-        while pid is None and time.monotonic() < deadline:
+        # SIGTERM once the held write is seen held (its STUCK line, 1 s
+        # into the 3 s hold), not after a fixed sleep from start-up: under
+        # load the daemon could be found late and be gone already.
+        lines = queue.Queue()
+        reader = threading.Thread(target=lambda: [lines.put(x) for x in p.stderr] + [lines.put(None)])
+        reader.start()
+        err = ""
+        deadline = time.monotonic() + 30
+        while "STUCK: cpu1 online (op 1)" not in err and time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            err += line
+        held = "STUCK: cpu1 online (op 1)" in err
+        if held:
             kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True)
-            pid = int(kids.stdout.split()[0]) if kids.stdout.split() else None
-            time.sleep(0.05)
-        self.assertIsNotNone(pid, "the daemon did not start")
-        time.sleep(1.5)
-        os.kill(pid, signal.SIGTERM)
-        out, err = p.communicate(timeout=60)
+            os.kill(int(kids.stdout.split()[0]), signal.SIGTERM)
+        else:
+            p.kill()
+        p.wait(timeout=60)
+        reader.join(timeout=60)
+        while not lines.empty():
+            line = lines.get()
+            err += line or ""
+        self.assertTrue(held, "the 2nd write was never reported held:\n" + err)
         self.assertEqual(p.returncode, 4, err)
         with open(self.report) as f:
             r = json.load(f)
