@@ -44,7 +44,8 @@ pkgs_check=("${pkgs_run[@]}" libgtest-dev python3 python3-jsonschema python3-yam
             clang-format chromium systemd stress-ng bc strace)
 # test: the benches, clang + libFuzzer, the guests (QEMU, busybox, cpio,
 # debootstrap, Debian's amd64 kernel for systemd_vm; flex/bison/libelf to
-# prepare tests/kmatrix's kernel source trees; cross compilers for arm64/ppc64el;
+# prepare tests/kmatrix's kernel source trees; cross compilers for arm64/ppc64el
+# and armhf (tests/kmatrix's 32-bit ARM cells);
 # tests/kmatrix: gcc-12, riscv64 cross gcc, libssl-dev, xz-utils; dwarves:
 # pahole, which the module's build needs against headers with BTF, as
 # Debian's 6.12).
@@ -54,7 +55,7 @@ pkgs_test=("${pkgs_check[@]}" libbenchmark-dev clang libclang-rt-14-dev
            gcc-12 gcc-riscv64-linux-gnu libssl-dev xz-utils dwarves
            gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
            gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
-           qemu-system-ppc)
+           qemu-system-ppc gcc-arm-linux-gnueabihf)
 packages() {  # packages TIER: one per line
   case "$1" in
   run) printf '%s\n' "${pkgs_run[@]}" ;;
@@ -143,9 +144,10 @@ install_packages() {  # install_packages TIER
   if [ "$1" = test ] && [ "$(dpkg --print-architecture)" = amd64 ]; then
     # The arm64/ppc64el guests: their Debian kernels, busybox and the cross
     # daemon's libraries come from those architectures' package indexes
-    # (apt-get download into the cache, never installed). Only the full tier.
+    # (apt-get download into the cache, never installed), as do armhf's
+    # kernel headers (tests/kmatrix). Only the full tier.
     local a added=""
-    for a in arm64 ppc64el; do
+    for a in arm64 ppc64el armhf; do
       # (not a pipe into grep -q: with pipefail, dpkg's SIGPIPE read as "absent")
       grep -qx "$a" <<< "$(dpkg --print-foreign-architectures)" && continue
       dpkg --add-architecture "$a" && added=1

@@ -14,7 +14,7 @@
 #   kernel_tree.sh guest-config SERIES ARCH [PATCH...]   only that guest's configuration: prints the .config
 #
 # Cells: deb6.1-ARCH and deb6.12-ARCH (Debian's own headers from bookworm's
-# index, ARCH amd64 arm64 ppc64el), src7.2-ARCH (linux-source-7.2 from sid,
+# index, ARCH amd64 arm64 ppc64el armhf), src7.2-ARCH (linux-source-7.2 from sid,
 # reached through a private apt list and lists directory, never the system's
 # sources, prepared with bookworm's gcc-12 / cross gcc-12) and
 # src6.12-riscv64 (bookworm's linux-source-6.12 for riscv, an architecture the
@@ -33,8 +33,8 @@ log() { echo "kernel_tree: $*" >&2; }
 die() { log "$*"; exit 1; }
 mkdir -p "$cache/debs" "$cache/tmp"
 
-all_cells="deb6.1-amd64 deb6.1-arm64 deb6.1-ppc64el deb6.12-amd64 deb6.12-arm64 deb6.12-ppc64el
-src7.2-amd64 src7.2-arm64 src7.2-ppc64el src6.12-riscv64"
+all_cells="deb6.1-amd64 deb6.1-arm64 deb6.1-ppc64el deb6.1-armhf deb6.12-amd64 deb6.12-arm64 deb6.12-ppc64el
+deb6.12-armhf src7.2-amd64 src7.2-arm64 src7.2-ppc64el src6.12-riscv64"
 
 # arch_vars ARCH: Debian flavour, kernel ARCH, cross prefix
 arch_vars() {
@@ -43,7 +43,10 @@ arch_vars() {
 	arm64) flavour=arm64 karch=arm64 cross=aarch64-linux-gnu- ;;
 	ppc64el) flavour=powerpc64le karch=powerpc cross=powerpc64le-linux-gnu- ;;
 	riscv64) flavour=riscv64 karch=riscv cross=riscv64-linux-gnu- ;;
-	*) die "unknown architecture '$1' (amd64 arm64 ppc64el riscv64)" ;;
+	# 32-bit ARM boards: Debian's LPAE flavour (Cortex-A7/A15 and later,
+	# QEMU's virt with a Cortex-A15)
+	armhf) flavour=armmp-lpae karch=arm cross=arm-linux-gnueabihf- ;;
+	*) die "unknown architecture '$1' (amd64 arm64 ppc64el armhf riscv64)" ;;
 	esac
 	dpkg_arch=$1
 }
