@@ -48,6 +48,19 @@
 
 #include "uapi/cpuhp_probe.h"
 
+/*
+ * One layout on every architecture, 64-bit and 32-bit: fixed-size fields,
+ * every __u64 at a multiple of 8 (the compile matrix builds this for amd64,
+ * arm64, ppc64el, armhf and riscv64; the daemon asserts the same sizes).
+ */
+static_assert(sizeof(struct cpuhp_probe_record) == 56);
+static_assert(sizeof(struct cpuhp_probe_version) == 24);
+static_assert(sizeof(struct cpuhp_probe_info) == 264);
+static_assert(offsetof(struct cpuhp_probe_info, hits) == 240);
+static_assert(sizeof(struct cpuhp_probe_hist) == 352);
+static_assert(offsetof(struct cpuhp_probe_hist, count) == 8);
+static_assert(sizeof(struct cpuhp_probe_targets) == 16);
+
 static char *probes = "all";
 module_param(probes, charp, 0444);
 MODULE_PARM_DESC(probes,

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 
@@ -19,6 +20,15 @@
 namespace cpuhp {
 
 using nlohmann::json;
+
+// The module's layout (kmod/cpuhp_probe.c asserts the same): one for every
+// architecture, 64-bit and 32-bit, so a daemon of any of them reads any
+// module of the same architecture.
+static_assert(sizeof(cpuhp_probe_record) == 56);
+static_assert(sizeof(cpuhp_probe_version) == 24);
+static_assert(sizeof(cpuhp_probe_info) == 264 && offsetof(cpuhp_probe_info, hits) == 240);
+static_assert(sizeof(cpuhp_probe_hist) == 352 && offsetof(cpuhp_probe_hist, count) == 8);
+static_assert(sizeof(cpuhp_probe_targets) == 16);
 
 namespace {
 
