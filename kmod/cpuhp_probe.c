@@ -32,19 +32,14 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
-#include <linux/poll.h>
 #include <linux/ptrace.h>
-#include <linux/sched/signal.h>
 #include <linux/seqlock.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 #include <linux/smp.h>
-#include <linux/timer.h>
 #include <linux/uaccess.h>
-#include <linux/version.h>
-#include <linux/wait.h>
 
 #include "uapi/cpuhp_probe.h"
 
@@ -180,26 +175,19 @@ static atomic_long_t cp_pending;	/* records in all rings, under the ring locks *
  */
 static DEFINE_MUTEX(cp_read_mutex);
 
-/*
- * Handlers run where waking a task is not safe (IRQs off, stop_machine),
- * so a timer wakes the readers. It is armed only while a reader sleeps,
- * pinned (a pinned timer never asks get_nohz_timer_target for a CPU: the
- * module would feed its own histogram) and deferrable (it never wakes an
- * idle CPU the module measures).
- */
-static DECLARE_WAIT_QUEUE_HEAD(cp_wq);
-static struct timer_list cp_wake_timer;
 static atomic_t cp_open = ATOMIC_INIT(0);
-#define CP_WAKE_MS 10
 
-#if defined(CONFIG_X86_64) || defined(CONFIG_ARM64) || defined(CONFIG_PPC64) || defined(CONFIG_ARM)
+/*
+ * The first argument at a probed function's entry. The kernel's own
+ * accessor where the architecture has one (x86, arm64, riscv, s390,
+ * loongarch, powerpc in 6.12 not 6.1); by hand on older powerpc and arm.
+ */
+#if defined(CONFIG_HAVE_FUNCTION_ARG_ACCESS_API) || defined(CONFIG_PPC64) || defined(CONFIG_ARM)
 #define CP_HAVE_ARG0 1
 static unsigned long cp_arg0(struct pt_regs *regs)
 {
-#if defined(CONFIG_X86_64)
-	return regs->di;
-#elif defined(CONFIG_ARM64)
-	return regs->regs[0];
+#if defined(CONFIG_HAVE_FUNCTION_ARG_ACCESS_API)
+	return regs_get_kernel_argument(regs, 0);
 #elif defined(CONFIG_PPC64)
 	return regs->gpr[3];
 #else
@@ -699,21 +687,6 @@ static u64 cp_nohz_hits(struct cp_probe *p)
 	return h.count;
 }
 
-/* Wakes a reader with records to read; runs again while one sleeps. */
-static void cp_wake_fn(struct timer_list *t)
-{
-	if (atomic_long_read(&cp_pending) > 0)
-		wake_up_interruptible(&cp_wq);
-	if (wq_has_sleeper(&cp_wq))
-		mod_timer(&cp_wake_timer, jiffies + msecs_to_jiffies(CP_WAKE_MS));
-}
-
-/* Called by a reader already on cp_wq, so the timer sees it when it runs. */
-static void cp_arm_wake(void)
-{
-	timer_reduce(&cp_wake_timer, jiffies + msecs_to_jiffies(CP_WAKE_MS));
-}
-
 static int cp_dev_open(struct inode *inode, struct file *file)
 {
 	if (atomic_cmpxchg(&cp_open, 0, 1) != 0)
@@ -721,22 +694,8 @@ static int cp_dev_open(struct inode *inode, struct file *file)
 	return nonseekable_open(inode, file);
 }
 
-static void cp_stop_wake_timer(void)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-	timer_delete_sync(&cp_wake_timer);
-#else
-	del_timer_sync(&cp_wake_timer);
-#endif
-}
-
 static int cp_dev_release(struct inode *inode, struct file *file)
 {
-	/*
-	 * No reader of this file sleeps any more; a timer still pending
-	 * would only find the queue empty. Stop it while we own the device.
-	 */
-	cp_stop_wake_timer();
 	atomic_set_release(&cp_open, 0);
 	return 0;
 }
@@ -770,14 +729,15 @@ static void cp_consume(struct cp_ring *ring, size_t n)
 }
 
 #define CP_READ_CHUNK 64
+/* The readers' bounce buffer, used under cp_read_mutex only. */
+static struct cpuhp_probe_record cp_read_buf[CP_READ_CHUNK];
 
 /*
  * Moves up to want records to user space; returns how many, or -EFAULT
  * when the first copy faults. Records are consumed only once copied, so a
- * fault loses none of them.
+ * fault loses none of them. Caller holds cp_read_mutex.
  */
-static ssize_t cp_read_records(char __user *ubuf, size_t want,
-			       struct cpuhp_probe_record *buf)
+static ssize_t cp_read_records(char __user *ubuf, size_t want)
 {
 	const size_t sz = sizeof(struct cpuhp_probe_record);
 	size_t done = 0;
@@ -787,11 +747,12 @@ static ssize_t cp_read_records(char __user *ubuf, size_t want,
 		struct cp_ring *ring = per_cpu_ptr(&cp_rings, cpu);
 
 		while (done < want) {
-			size_t n = cp_peek(ring, buf, min_t(size_t, want - done, CP_READ_CHUNK));
+			size_t n = cp_peek(ring, cp_read_buf,
+					   min_t(size_t, want - done, CP_READ_CHUNK));
 
 			if (!n)
 				break;
-			if (copy_to_user(ubuf + done * sz, buf, n * sz))
+			if (copy_to_user(ubuf + done * sz, cp_read_buf, n * sz))
 				return done ? (ssize_t)done : -EFAULT;
 			cp_consume(ring, n);
 			done += n;
@@ -802,76 +763,27 @@ static ssize_t cp_read_records(char __user *ubuf, size_t want,
 	return done;
 }
 
-/* Sleeps until records are buffered: 0, or -ERESTARTSYS on a signal. */
-static int cp_wait_records(void)
-{
-	DEFINE_WAIT(wait);
-	int ret = 0;
-
-	for (;;) {
-		prepare_to_wait(&cp_wq, &wait, TASK_INTERRUPTIBLE);
-		if (atomic_long_read(&cp_pending) > 0)
-			break;
-		if (signal_pending(current)) {
-			ret = -ERESTARTSYS;
-			break;
-		}
-		cp_arm_wake();
-		schedule();
-	}
-	finish_wait(&cp_wq, &wait);
-	return ret;
-}
-
+/*
+ * Never sleeps, whatever the file's flags: handlers run where waking a
+ * task is not safe (IRQs off, stop_machine), and the daemon reads at the
+ * points it joins records to writes. Nothing buffered: -EAGAIN.
+ */
 static ssize_t cp_dev_read(struct file *file, char __user *ubuf, size_t count,
 			   loff_t *ppos)
 {
 	const size_t sz = sizeof(struct cpuhp_probe_record);
-	struct cpuhp_probe_record *buf;
 	size_t want = count / sz;
 	ssize_t ret;
 
 	if (want == 0)
 		return -EINVAL;
-	buf = kmalloc_array(CP_READ_CHUNK, sz, GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
-	/*
-	 * Another reader of the same file may take the records we were woken
-	 * for: a blocking read then waits again rather than return -EAGAIN.
-	 */
-	for (;;) {
-		if (!(file->f_flags & O_NONBLOCK)) {
-			ret = cp_wait_records();
-			if (ret)
-				break;
-		}
-		ret = mutex_lock_interruptible(&cp_read_mutex);
-		if (ret)
-			break;
-		ret = cp_read_records(ubuf, want, buf);
-		mutex_unlock(&cp_read_mutex);
-		if (ret) {
-			if (ret > 0)
-				ret *= sz;
-			break;
-		}
-		if (file->f_flags & O_NONBLOCK) {
-			ret = -EAGAIN;
-			break;
-		}
-	}
-	kfree(buf);
-	return ret;
-}
-
-static __poll_t cp_dev_poll(struct file *file, poll_table *wait)
-{
-	poll_wait(file, &cp_wq, wait);
-	if (atomic_long_read(&cp_pending) > 0)
-		return EPOLLIN | EPOLLRDNORM;
-	cp_arm_wake();
-	return 0;
+	if (mutex_lock_interruptible(&cp_read_mutex))
+		return -ERESTARTSYS;
+	ret = cp_read_records(ubuf, want);
+	mutex_unlock(&cp_read_mutex);
+	if (ret > 0)
+		return ret * sz;
+	return ret ? ret : -EAGAIN;
 }
 
 static long cp_ioc_probe_info(void __user *arg)
@@ -1070,7 +982,6 @@ static const struct file_operations cp_fops = {
 	.open = cp_dev_open,
 	.release = cp_dev_release,
 	.read = cp_dev_read,
-	.poll = cp_dev_poll,
 	.unlocked_ioctl = cp_dev_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 };
@@ -1187,7 +1098,6 @@ static int __init cp_init(void)
 	ret = cp_alloc();
 	if (ret)
 		goto err_free;
-	timer_setup(&cp_wake_timer, cp_wake_fn, TIMER_PINNED | TIMER_DEFERRABLE);
 
 	for (i = 0; i < CPUHP_PROBE_NR; i++) {
 		struct cp_probe *p = &cp_probes[i];
@@ -1230,7 +1140,6 @@ err_free:
 static void __exit cp_exit(void)
 {
 	misc_deregister(&cp_misc);
-	cp_stop_wake_timer();
 	cp_unplace_all();
 	cp_free();
 }

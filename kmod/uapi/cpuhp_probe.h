@@ -39,9 +39,10 @@ enum cpuhp_probe_id {
 
 /*
  * One hit of a hotplug-path probe, 56 bytes. read() returns whole records
- * only. target_cpu is the function's CPU argument; a probe without one
- * (take_cpu_down) stores the executing CPU, which for take_cpu_down is the
- * dying CPU: target_cpu is always the CPU the operation acts on.
+ * only and never sleeps (EAGAIN when none is buffered). target_cpu is the
+ * function's CPU argument; a probe without one (take_cpu_down) stores the
+ * executing CPU, which for take_cpu_down is the dying CPU: target_cpu is
+ * always the CPU the operation acts on.
  */
 struct cpuhp_probe_record {
 	__u64 seq;		/* global sequence number, from 0 at load and at RESET */

@@ -76,7 +76,7 @@ print(f"info kernel {kver[0]}.{kver[1]} {arch}: placed " + ", ".join(
     f"{n}={probes[n].get('hits')}/{probes[n].get('nmissed')}" for n in sorted(probes) if probes[n].get("placed")) +
     " (hits/nmissed)")
 recs = dump.get("records", [])
-check(len(recs) > 0 and dump.get("poll_ready") == 1, f"reader got {len(recs)} records, poll ready")
+check(len(recs) > 0, f"reader got {len(recs)} records")
 names = {p["id"]: p["name"] for p in dump.get("probes", [])}
 # Nesting inside the reader's loop: each takedown_cpu lies inside a _cpu_down.
 downs = [r for r in recs if names.get(r["probe_id"]) == "_cpu_down"]
@@ -113,12 +113,13 @@ def median(v):
     v = sorted(v)
     return v[len(v) // 2] if v else None
 sh = review("selfhits")
-mc, mo, mp = (median(sh.get(k, [])) for k in ("closed", "open", "poll"))
-if None not in (mc, mo, mp):
-    # The old 100 Hz unpinned timer, armed from open() on, added ~100 hits/s on 6.1.
-    check(mo - mc < 25 and mp - mc < 25,
-          f"wake timer adds no get_nohz_timer_target hits: per s closed {sh['closed']}, open {sh['open']}, "
-          f"reader in poll {sh['poll']} (medians {mc}, {mo}, {mp})")
+mc, mo, mr = (median(sh.get(k, [])) for k in ("closed", "open", "read"))
+if None not in (mc, mo, mr):
+    # The module arms no timer (an unpinned one, armed from open() on, once
+    # added ~100 hits/s on 6.1): opening and reading the device add no hits.
+    check(mo - mc < 25 and mr - mc < 25,
+          f"the device adds no get_nohz_timer_target hits: per s closed {sh['closed']}, open {sh['open']}, "
+          f"reading {sh['read']} (medians {mc}, {mo}, {mr})")
 else:
     check(False, f"selfhits ran ({sh})")
 hc = review("histcons")

@@ -18,7 +18,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,7 +92,6 @@ static void dump(int fd)
 	struct cpuhp_probe_record recs[64];
 	struct cpuhp_probe_hist h;
 	struct cpuhp_probe_targets t;
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 	uint64_t *counts;
 	unsigned int i, j;
 	int first = 1;
@@ -102,7 +100,7 @@ static void dump(int fd)
 	ioctl(fd, CPUHP_PROBE_IOC_VERSION, &v);
 	printf("{\"api_version\":%u,\"record_size\":%u,\"nr_cpu_ids\":%u,\"ring_records\":%u,",
 	       v.api_version, v.record_size, v.nr_cpu_ids, v.ring_records);
-	printf("\"poll_ready\":%d,\"probes\":[", poll(&pfd, 1, 100) == 1);
+	printf("\"probes\":[");
 	for (i = 0; i < v.nr_probes; i++) {
 		struct cpuhp_probe_info info = { .id = i };
 

@@ -73,7 +73,7 @@ status dump $?
 emit dump.json /tmp/dump.json
 
 # 4. The module review (issue 13 part 3, tests/vm/cpuhp_probe_review.c):
-#    no get_nohz_timer_target hits of the module's own (wake timer), HIST
+#    no get_nohz_timer_target hits of the module's own (device open, read), HIST
 #    snapshots consistent under load, the probe's self-cost, the variants
 #    kallsyms holds for each probed name.
 review() {  # review NAME ARGS...
