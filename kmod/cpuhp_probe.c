@@ -8,14 +8,16 @@
  * handlers and by the reader). get_nohz_timer_target is hot: it only bumps
  * per-CPU counters with this_cpu ops.
  *
- * Symbols are resolved in the module: each probe tries its plain name and
- * the names GCC gives to specialised copies (NAME.constprop.N, NAME.isra.N
- * and both combinations); register_kretprobe() fails with -ENOENT for a name
- * not in kallsyms. Every variant that exists is probed (a hot copy beside a
- * cold one must not go unprobed) and their hits are summed. Names no fixed
- * list can guess (clang's NAME.llvm.HASH) come from the variants= parameter,
- * read by the loader from /proc/kallsyms. A probe that places nowhere is
- * reported as unavailable with the reason; the module still loads.
+ * Symbols: the loader (kmod/cpuhp-probe-load) reads the copies of each
+ * probed function from /proc/kallsyms (NAME, NAME.constprop.N, NAME.isra.N,
+ * clang's NAME.llvm.HASH) and passes them as symbols=; the functions come
+ * from this module's probe_functions modinfo field. Without symbols= the
+ * module guesses: the plain name and the names GCC gives to specialised
+ * copies, register_kretprobe() failing with -ENOENT for a name not in
+ * kallsyms, plus any variants= names. Every copy that exists is probed (a
+ * hot copy beside a cold one must not go unprobed) and their hits are
+ * summed. A probe that places nowhere is reported as unavailable with the
+ * reason; the module still loads.
  *
  * The interface is kmod/uapi/cpuhp_probe.h, shared with user space.
  */
@@ -60,6 +62,11 @@ static char *probes = "all";
 module_param(probes, charp, 0444);
 MODULE_PARM_DESC(probes,
 		 "Comma-separated probes to place (function names, e.g. takedown_cpu,get_nohz_timer_target) or \"all\"");
+
+static char *symbols = "";
+module_param(symbols, charp, 0444);
+MODULE_PARM_DESC(symbols,
+		 "Comma-separated kallsyms names to probe, exactly (NAME or NAME.SUFFIX of a probe), from kmod/cpuhp-probe-load; a probe none names is not placed. Default: guess the names");
 
 static char *variants = "";
 module_param(variants, charp, 0444);
@@ -124,6 +131,9 @@ static struct cp_probe cp_probes[CPUHP_PROBE_NR] = {
 	[CPUHP_PROBE_CPU_DOWN_GENERIC] = { .name = "_cpu_down", .has_cpu_arg = true },
 	[CPUHP_PROBE_NOHZ_TIMER_TARGET] = { .name = "get_nohz_timer_target", .hist = true },
 };
+/* The same names in table order, for the loader (modinfo -F probe_functions). */
+MODULE_INFO(probe_functions,
+	    "__cpu_up,native_cpu_up,cpuhp_kick_ap_alive,cpuhp_bringup_ap,bringup_cpu,takedown_cpu,take_cpu_down,_cpu_up,_cpu_down,get_nohz_timer_target");
 
 /*
  * The calibration probe: the same kretprobe handlers as
@@ -452,22 +462,22 @@ static void cp_note_symbol(struct cp_probe *p, const char *symbol)
 	strcat(p->symbol, symbol);
 }
 
-/* Extra symbols of variants= that belong to p (name before the first '.'). */
-static int cp_place_extra(struct cp_probe *p, int *first_other)
+/* The symbols of a list (symbols=, variants=) that belong to p: NAME[.*]. */
+static int cp_place_list(struct cp_probe *p, const char *list, int *first_other)
 {
 	char *buf, *s, *tok;
 	int ret;
 
-	if (!*variants)
+	if (!*list)
 		return 0;
-	buf = kstrdup(variants, GFP_KERNEL);
+	buf = kstrdup(list, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
 	s = buf;
 	while ((tok = strsep(&s, ",")) != NULL) {
 		size_t n = strcspn(tok, ".");
 
-		if (n != strlen(p->name) || strncmp(tok, p->name, n) || !tok[n])
+		if (n != strlen(p->name) || strncmp(tok, p->name, n))
 			continue;
 		ret = cp_place_one(p, tok, NULL);
 		if (!ret)
@@ -494,7 +504,7 @@ static void cp_place(struct cp_probe *p)
 			 "needs the CPU argument: no register accessor for this architecture");
 		return;
 	}
-	for (i = 0; i < ARRAY_SIZE(cp_suffixes); i++) {
+	for (i = 0; !*symbols && i < ARRAY_SIZE(cp_suffixes); i++) {
 		snprintf(sym, sizeof(sym), "%s%s", p->name, cp_suffixes[i]);
 		ret = cp_place_one(p, sym, NULL);
 		if (!ret)
@@ -503,7 +513,7 @@ static void cp_place(struct cp_probe *p)
 		else if (ret != -ENOENT && !first_other)
 			first_other = ret;
 	}
-	ret = cp_place_extra(p, &first_other);
+	ret = cp_place_list(p, *symbols ? symbols : variants, &first_other);
 	if (ret && !first_other)
 		first_other = ret;
 	if (p->placed)
@@ -512,19 +522,22 @@ static void cp_place(struct cp_probe *p)
 	if (first_other)
 		snprintf(p->reason, sizeof(p->reason),
 			 "register_kretprobe(%s*) failed: %d", p->name, first_other);
+	else if (*symbols)
+		snprintf(p->reason, sizeof(p->reason),
+			 "no symbol %s* in kallsyms (symbols= names none)", p->name);
 	else
 		snprintf(p->reason, sizeof(p->reason),
 			 "no symbol %s (nor .constprop.N/.isra.N) in kallsyms", p->name);
 	snprintf(p->symbol, sizeof(p->symbol), "%s", p->name);
 }
 
-/* Every variants= entry must name one of the probes. */
-static int cp_check_variants(void)
+/* Every entry of symbols= (NAME[.SUFFIX]) or variants= (NAME.SUFFIX) names a probe. */
+static int cp_check_list(const char *param, const char *list, bool plain_ok)
 {
 	char *buf, *s, *tok;
 	int i, ret = 0;
 
-	buf = kstrdup(variants, GFP_KERNEL);
+	buf = kstrdup(list, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
 	s = buf;
@@ -536,8 +549,10 @@ static int cp_check_variants(void)
 		for (i = 0; i < CPUHP_PROBE_NR; i++)
 			if (n == strlen(cp_probes[i].name) && !strncmp(tok, cp_probes[i].name, n))
 				break;
-		if (i == CPUHP_PROBE_NR || !tok[n] || strlen(tok) >= CPUHP_PROBE_NAME_LEN) {
-			pr_err("variants=: \"%s\" is not NAME.SUFFIX of a probe\n", tok);
+		if (i == CPUHP_PROBE_NR || (!tok[n] && !plain_ok) ||
+		    strlen(tok) >= CPUHP_PROBE_NAME_LEN) {
+			pr_err("%s=: \"%s\" is not %s of a probe\n", param, tok,
+			       plain_ok ? "NAME or NAME.SUFFIX" : "NAME.SUFFIX");
 			ret = -EINVAL;
 			break;
 		}
@@ -1091,7 +1106,9 @@ static int __init cp_init(void)
 	ring_records = roundup_pow_of_two(ring_records);
 	ret = cp_select();
 	if (!ret)
-		ret = cp_check_variants();
+		ret = cp_check_list("symbols", symbols, true);
+	if (!ret)
+		ret = cp_check_list("variants", variants, false);
 	if (ret)
 		return ret;
 

@@ -85,6 +85,8 @@ for f in dkms.conf kmod/Kbuild kmod/cpuhp_probe.c kmod/uapi/cpuhp_probe.h; do
 	check "cpuhp-probe-dkms: /usr/src/cpuhp-probe-$ver/$f" test -f "$d/$f"
 done
 check "dkms.conf as in the tree" cmp -s kmod/dkms.conf "$d/dkms.conf"
+check "the loader in /usr/sbin/cpuhp-probe-load, executable, as in the tree" \
+	bash -c 'test -x "$1" && cmp -s kmod/cpuhp-probe-load "$1"' _ "$work/dkms/usr/sbin/cpuhp-probe-load"
 check "the DKMS postinst adds and builds the module" grep -q 'dkms' "$work/dkms/DEBIAN/postinst"
 check "cpuhp-probe-dkms depends on dkms" bash -c 'dpkg-deb -f "$1" Depends | grep -qw dkms' _ "$dkms"
 

@@ -161,6 +161,34 @@ for name, p in probes.items():
     if len(placed) > 1:
         print(f"info probe {name}: {len(placed)} variants placed, hits summed: {sorted(placed)}")
 
+# The loader (kmod/cpuhp-probe-load) passed symbols= read from kallsyms; the
+# second load (insmod_small) searched the names itself: same symbols placed.
+load = files.get("load.out", b"").decode(errors="replace").strip().splitlines()
+given = set(load[-1].split(",")) if load else set()
+placed_all = {s for p in probes.values() if p.get("placed") for s in p.get("symbol", "").split(",")}
+check(given and given == placed_all,
+      f"loader's symbols= ({sorted(given)}) are exactly the placed symbols ({sorted(placed_all)})")
+try:
+    search = {p["name"]: p for p in json.loads(files.get("dump_search.json", b"{}")).get("probes", [])}
+except ValueError:
+    search = {}
+same = {n: (probes[n].get("placed"), probes[n].get("symbol")) == (search.get(n, {}).get("placed"),
+                                                                    search.get(n, {}).get("symbol"))
+        for n in probes}
+check(search and all(same.values()),
+      "loader's symbols= and the module's own search place the same symbols: "
+      + ", ".join(f"{n} {probes[n].get('symbol')} vs {search.get(n, {}).get('symbol')}"
+                  for n in sorted(probes) if not same[n]))
+lt = {m.group(1): float(m.group(3)) - float(m.group(2))
+      for m in re.finditer(r"==CPUHP== LOADTIME (\w+) ([\d.]+) ([\d.]+)", text)}
+check(status.get("insmod_symbols") == "0", f"insmod with the loader's symbols= ({status.get('insmod_symbols')})")
+print(f"info load time: loader (kallsyms scan + insmod symbols=) {lt.get('loader')} s, of which insmod "
+      f"{lt.get('insmod_symbols')} s; insmod with the module's name search {lt.get('search')} s")
+bs = files.get("badsym.out", b"").decode(errors="replace")
+m = re.search(r"^rc (\d+)$", bs, re.M)
+check(m is not None and m.group(1) != "0" and "cpuhp_probe" not in bs.split("rc ")[-1],
+      f"symbols= naming no probe: insmod refused, nothing loaded ({bs.strip()!r})")
+
 # --- the daemon runs ---------------------------------------------------------
 if not with_daemon:
     print("info no daemon in this guest: module proven with the static reader only")

@@ -46,9 +46,15 @@ mark "SLEEPLOOP before $(sleeploop $loops)"
 printf '{"kmod": {"enabled": true, "device": "/dev/cpuhp_probe"}, "sweep": {"cycles_per_level": 2}}\n' > /tmp/kmod.json
 run_daemon nomod /tmp/kmod.json
 
-# 2. Load, check the ioctl contract, run with the kmod source.
-insmod /bin/cpuhp_probe.ko
+# 2. Load with the exact symbols the loader reads from /proc/kallsyms
+#    (the later loads use the module's own name search: the two must place
+#    the same symbols), check the ioctl contract, run with the kmod source.
+t0=$(uptime_s)
+cpuhp-probe-load /bin/cpuhp_probe.ko > /tmp/load.out 2>&1
 status insmod $?
+mark "LOADTIME loader $t0 $(uptime_s)"
+cat /sys/module/cpuhp_probe/parameters/symbols >> /tmp/load.out 2>&1
+emit load.out /tmp/load.out
 ls -l /dev/cpuhp_probe > /tmp/devmode 2>&1
 emit devmode /tmp/devmode
 cpuhp_probe_dump check > /tmp/check.out 2>&1
@@ -102,8 +108,10 @@ mark "SLEEPLOOP after $(sleeploop $loops)"
 # toggle: 3 cycles of ~6 records fit in two 16-record rings), overflows the
 # rings (sequence gaps = dropped) and targets of cpu2+ land in the shared
 # counters.
+t0=$(uptime_s)
 insmod /bin/cpuhp_probe.ko ring_records=16 targets_pcpu_max=2
 status insmod_small $?
+mark "LOADTIME search $t0 $(uptime_s)"
 hp=$(for c in /sys/devices/system/cpu/cpu[0-9]*; do [ -f "$c/online" ] && echo "${c##*cpu}"; done)
 n=$(echo "$hp" | grep -c .)
 [ "$n" -gt 0 ] || n=1
@@ -134,8 +142,21 @@ else
 fi
 review gaps gaps
 review targets targets
+cpuhp_probe_dump dump > /tmp/dump_search.json 2>&1
+emit dump_search.json /tmp/dump_search.json
 rmmod cpuhp_probe
 status rmmod_small $?
+# The kernel's share of the loader's load: insmod with the same symbols=.
+t0=$(uptime_s)
+insmod /bin/cpuhp_probe.ko "symbols=$(tail -n 1 /tmp/load.out)"
+status insmod_symbols $?
+mark "LOADTIME insmod_symbols $t0 $(uptime_s)"
+rmmod cpuhp_probe
+# symbols= naming no probe is refused (EINVAL), nothing loaded.
+insmod /bin/cpuhp_probe.ko symbols=takedown_cpu,no_such_function > /tmp/badsym.out 2>&1
+echo "rc $?" >> /tmp/badsym.out
+lsmod >> /tmp/badsym.out 2>&1
+emit badsym.out /tmp/badsym.out
 # Without get_nohz_timer_target: its sections are ENODEV, never zeros.
 insmod /bin/cpuhp_probe.ko probes=takedown_cpu
 status insmod_nonohz $?

@@ -359,7 +359,8 @@ initramfs_base() {
 	rm -rf "$rd" && mkdir -p "$rd"/{bin,sbin,proc,sys,dev,tmp,etc,lib64,usr/lib,run,var/lib}
 	cp "$3" "$rd/bin/busybox"
 	mknod -m 600 "$rd/dev/console" c 5 1
-	for t in sh mount insmod rmmod lsmod cat echo sleep base64 dd printf grep poweroff sync ls sed; do
+	for t in sh mount insmod rmmod lsmod cat echo sleep base64 dd printf grep poweroff sync ls sed \
+		sort tr; do
 		ln -s busybox "$rd/bin/$t"
 	done
 	cp "$2/tests/vm/guest_lib.sh" "$rd/bin/guest_lib.sh"

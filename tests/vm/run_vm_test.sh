@@ -137,7 +137,8 @@ if grep -E 'warning:|error:' "$work/kbuild.log"; then log "module build has warn
 rd=$work/initramfs
 [ -x "$busybox" ] || busybox=/bin/busybox  # an old cache
 initramfs_base "$rd" "$src" "$busybox"
-cp "$mod/kmod/cpuhp_probe.ko" "$work/cpuhp_probe_dump" "$work/cpuhp_probe_review" "$rd/bin/"
+cp "$mod/kmod/cpuhp_probe.ko" "$src/kmod/cpuhp-probe-load" "$work/cpuhp_probe_dump" \
+  "$work/cpuhp_probe_review" "$rd/bin/"
 if [ "$daemon" = 1 ]; then
   if [ "$arch" != "$(dpkg --print-architecture)" ]; then
     rc=0
