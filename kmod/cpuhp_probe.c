@@ -57,6 +57,7 @@ static_assert(offsetof(struct cpuhp_probe_info, hits) == 240);
 static_assert(sizeof(struct cpuhp_probe_hist) == 352);
 static_assert(offsetof(struct cpuhp_probe_hist, count) == 8);
 static_assert(sizeof(struct cpuhp_probe_targets) == 16);
+static_assert(sizeof(struct cpuhp_probe_calib_direct) == 32);
 
 static char *probes = "all";
 module_param(probes, charp, 0444);
@@ -139,6 +140,8 @@ MODULE_INFO(probe_functions,
  * The calibration probe: the same kretprobe handlers as
  * get_nohz_timer_target on a function of near-zero cost, so what it
  * measures is the probe's own share of every get_nohz_timer_target figure.
+ * Registered by name like the real probes: the same lookup places it (on
+ * powerpc, at the local entry or ftrace site, never a function descriptor).
  */
 static struct cp_probe cp_calib = { .name = "cp_calib_target", .hist = true };
 static DEFINE_MUTEX(cp_calib_mutex);
@@ -399,7 +402,7 @@ static const char * const cp_suffixes[] = {
 };
 
 /* Registers one variant of p; 0, -ENOENT (no such symbol) or another -errno. */
-static int cp_place_one(struct cp_probe *p, const char *symbol, void *addr)
+static int cp_place_one(struct cp_probe *p, const char *symbol)
 {
 	struct cp_variant *v = &p->var[p->nr_variants];
 	int ret;
@@ -408,12 +411,8 @@ static int cp_place_one(struct cp_probe *p, const char *symbol, void *addr)
 		return -ENOSPC;
 	memset(v, 0, sizeof(*v));
 	v->probe = p;
-	if (addr) {
-		v->rp.kp.addr = addr;
-	} else {
-		strscpy(v->symbol, symbol, sizeof(v->symbol));
-		v->rp.kp.symbol_name = v->symbol;
-	}
+	strscpy(v->symbol, symbol, sizeof(v->symbol));
+	v->rp.kp.symbol_name = v->symbol;
 	if (p->hist) {
 		v->rp.entry_handler = cp_nohz_entry;
 		v->rp.handler = cp_nohz_ret;
@@ -437,7 +436,7 @@ static int cp_place_one(struct cp_probe *p, const char *symbol, void *addr)
 	if (p == &cp_calib)
 		v->rp.kp.flags = KPROBE_FLAG_DISABLED;
 	/* Before registering: a handler can run as soon as it returns. */
-	v->arg_unsure = p->has_cpu_arg && symbol && strcmp(symbol, p->name);
+	v->arg_unsure = p->has_cpu_arg && strcmp(symbol, p->name);
 	ret = register_kretprobe(&v->rp);
 	if (ret)
 		return ret;
@@ -479,7 +478,7 @@ static int cp_place_list(struct cp_probe *p, const char *list, int *first_other)
 
 		if (n != strlen(p->name) || strncmp(tok, p->name, n))
 			continue;
-		ret = cp_place_one(p, tok, NULL);
+		ret = cp_place_one(p, tok);
 		if (!ret)
 			cp_note_symbol(p, tok);
 		else if (!*first_other)
@@ -506,7 +505,7 @@ static void cp_place(struct cp_probe *p)
 	}
 	for (i = 0; !*symbols && i < ARRAY_SIZE(cp_suffixes); i++) {
 		snprintf(sym, sizeof(sym), "%s%s", p->name, cp_suffixes[i]);
-		ret = cp_place_one(p, sym, NULL);
+		ret = cp_place_one(p, sym);
 		if (!ret)
 			cp_note_symbol(p, sym);
 		/* Keep the most telling error: a name that exists but refused. */
@@ -889,7 +888,7 @@ static long cp_ioc_targets(void __user *arg)
 
 /*
  * Near-zero cost, never inlined nor cloned (callers must reach this very
- * address, where the calibration probe sits), not pure (the barrier).
+ * function, where the calibration probe sits), not pure (the barrier).
  */
 static noinline __noclone int cp_calib_target(int x)
 {
@@ -898,11 +897,38 @@ static noinline __noclone int cp_calib_target(int x)
 }
 static int cp_calib_sink;
 
+/* Calls the target n times, each with IRQs off as get_nohz_timer_target's callers. */
+static void cp_calib_calls(int n)
+{
+	unsigned long flags;
+	int i, sum = 0;
+
+	for (i = 0; i < n; i++) {
+		local_irq_save(flags);
+		sum += cp_calib_target(i);
+		local_irq_restore(flags);
+	}
+	WRITE_ONCE(cp_calib_sink, sum);
+}
+
+static u32 cp_mech(struct cp_probe *p)
+{
+	struct kprobe *kp = &p->var[0].rp.kp;
+
+	if (!p->placed)
+		return CPUHP_PROBE_MECH_NONE;
+	if (kp->flags & KPROBE_FLAG_FTRACE)
+		return CPUHP_PROBE_MECH_FTRACE;
+	if (kp->flags & KPROBE_FLAG_OPTIMIZED)
+		return CPUHP_PROBE_MECH_JUMP;
+	return CPUHP_PROBE_MECH_TRAP;
+}
+
 static long cp_ioc_calib(void __user *arg)
 {
 	struct kretprobe *rp = &cp_calib.var[0].rp;
 	struct cpuhp_probe_hist h;
-	int c, i, sum, ret;
+	int c, ret;
 
 	if (copy_from_user(&h, arg, sizeof(h)))
 		return -EFAULT;
@@ -910,7 +936,7 @@ static long cp_ioc_calib(void __user *arg)
 		return -ENODEV;
 	if (mutex_lock_interruptible(&cp_calib_mutex))
 		return -ERESTARTSYS;
-	/* Only this function calls the target: no handler is in flight. */
+	/* Only this module calls the target, under this mutex: no handler is in flight. */
 	for_each_possible_cpu(c)
 		cp_zero_stats(per_cpu_ptr(cp_calib.stats, c));
 	/* Armed for the loop only (cp_place_one) */
@@ -919,16 +945,48 @@ static long cp_ioc_calib(void __user *arg)
 		mutex_unlock(&cp_calib_mutex);
 		return ret;
 	}
-	for (i = 0, sum = 0; i < CPUHP_PROBE_CALIB_CALLS; i++)
-		sum += cp_calib_target(i);
+	cp_calib_calls(CPUHP_PROBE_CALIB_CALLS);
 	disable_kretprobe(rp);
-	WRITE_ONCE(cp_calib_sink, sum);
 	memset(&h, 0, sizeof(h));
 	h.cpu = CPUHP_PROBE_ALL_CPUS;
 	for_each_possible_cpu(c)
 		cp_hist_add(&h, per_cpu_ptr(cp_calib.stats, c));
 	mutex_unlock(&cp_calib_mutex);
 	return copy_to_user(arg, &h, sizeof(h)) ? -EFAULT : 0;
+}
+
+#define CP_CALIB_ROUND 100
+
+static long cp_ioc_calib_direct(void __user *arg)
+{
+	struct kretprobe *rp = &cp_calib.var[0].rp;
+	struct cpuhp_probe_calib_direct d = {};
+	int r, ret = 0;
+	u64 t;
+
+	if (!cp_calib.placed)
+		return -ENODEV;
+	if (mutex_lock_interruptible(&cp_calib_mutex))
+		return -ERESTARTSYS;
+	for (r = 0; r < CPUHP_PROBE_CALIB_CALLS / CP_CALIB_ROUND; r++) {
+		t = ktime_get_mono_fast_ns();
+		cp_calib_calls(CP_CALIB_ROUND);
+		d.bare_ns += ktime_get_mono_fast_ns() - t;
+		ret = enable_kretprobe(rp);
+		if (ret)
+			break;
+		d.calib_mech = cp_mech(&cp_calib);
+		t = ktime_get_mono_fast_ns();
+		cp_calib_calls(CP_CALIB_ROUND);
+		d.probed_ns += ktime_get_mono_fast_ns() - t;
+		disable_kretprobe(rp);
+		d.calls += CP_CALIB_ROUND;
+	}
+	mutex_unlock(&cp_calib_mutex);
+	if (ret)
+		return ret;
+	d.nohz_mech = cp_mech(&cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET]);
+	return copy_to_user(arg, &d, sizeof(d)) ? -EFAULT : 0;
 }
 
 static long cp_dev_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -958,6 +1016,9 @@ static long cp_dev_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case _IOC_NR(CPUHP_PROBE_IOC_CALIB):
 		want = CPUHP_PROBE_IOC_CALIB;
 		break;
+	case _IOC_NR(CPUHP_PROBE_IOC_CALIB_DIRECT):
+		want = CPUHP_PROBE_IOC_CALIB_DIRECT;
+		break;
 	default:
 		return -ENOTTY;
 	}
@@ -982,6 +1043,8 @@ static long cp_dev_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return cp_ioc_targets(uarg);
 	case CPUHP_PROBE_IOC_CALIB:
 		return cp_ioc_calib(uarg);
+	case CPUHP_PROBE_IOC_CALIB_DIRECT:
+		return cp_ioc_calib_direct(uarg);
 	case CPUHP_PROBE_IOC_RESET:
 		if (mutex_lock_interruptible(&cp_read_mutex))
 			return -ERESTARTSYS;
@@ -1133,7 +1196,7 @@ static int __init cp_init(void)
 	}
 	/* Calibration is only meaningful beside the histogram it calibrates. */
 	if (cp_nohz_placed()) {
-		ret = cp_place_one(&cp_calib, NULL, cp_calib_target);
+		ret = cp_place_one(&cp_calib, cp_calib.name);
 		if (ret)
 			pr_warn("calibration probe not placed (%d): CALIB returns -ENODEV\n", ret);
 	}

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include <spdlog/spdlog.h>
 
@@ -29,6 +30,7 @@ static_assert(sizeof(cpuhp_probe_version) == 24);
 static_assert(sizeof(cpuhp_probe_info) == 264 && offsetof(cpuhp_probe_info, hits) == 240);
 static_assert(sizeof(cpuhp_probe_hist) == 352 && offsetof(cpuhp_probe_hist, count) == 8);
 static_assert(sizeof(cpuhp_probe_targets) == 16);
+static_assert(sizeof(cpuhp_probe_calib_direct) == 32);
 
 namespace {
 
@@ -323,6 +325,20 @@ json KmodSelfCostJson(const cpuhp_probe_hist& calib) {
           {"log2_buckets", Log2Buckets(calib)}};
 }
 
+json KmodCalibDirectJson(const cpuhp_probe_calib_direct& d) {
+  static constexpr const char* kMech[] = {"none", "trap", "ftrace", "jump"};
+  auto mech = [](uint32_t m) { return m < std::size(kMech) ? kMech[m] : "unknown"; };
+  auto per_call = [&d](uint64_t ns) {
+    return d.calls ? static_cast<double>(ns) / static_cast<double>(d.calls) : 0.0;
+  };
+  return {{"calls", d.calls},
+          {"bare_ns_per_call", per_call(d.bare_ns)},
+          {"added_ns_per_call", d.probed_ns > d.bare_ns ? per_call(d.probed_ns - d.bare_ns) : 0.0},
+          {"calibration_mechanism", mech(d.calib_mech)},
+          {"probe_mechanism", mech(d.nohz_mech)},
+          {"same_mechanism", d.calib_mech == d.nohz_mech}};
+}
+
 json KmodNohzJson(const cpuhp_probe_hist& h, const std::vector<uint64_t>& counts,
                   bool have_counts) {
   json buckets = Log2Buckets(h);
@@ -376,10 +392,16 @@ json KmodSource::NohzJson() const {
   json j = KmodNohzJson(h, counts, have_counts);
   cpuhp_probe_hist calib{};
   calib.cpu = CPUHP_PROBE_ALL_CPUS;
-  if (ioctl(fd_, CPUHP_PROBE_IOC_CALIB, &calib) == 0)
-    j["probe_self_cost"] = KmodSelfCostJson(calib);
-  else
+  if (ioctl(fd_, CPUHP_PROBE_IOC_CALIB, &calib) != 0) {
     j["probe_self_cost"] = {{"error", "calib ioctl: " + Errno(errno)}};
+    return j;
+  }
+  j["probe_self_cost"] = KmodSelfCostJson(calib);
+  cpuhp_probe_calib_direct direct{};
+  if (ioctl(fd_, CPUHP_PROBE_IOC_CALIB_DIRECT, &direct) == 0)
+    j["probe_self_cost"]["direct"] = KmodCalibDirectJson(direct);
+  else
+    j["probe_self_cost"]["direct"] = {{"error", "calib_direct ioctl: " + Errno(errno)}};
   return j;
 }
 

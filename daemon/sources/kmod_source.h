@@ -50,6 +50,11 @@ nlohmann::json KmodNohzUnavailableJson(const std::string& reason);
 // CPUHP_PROBE_IOC_CALIB's histogram: the kretprobe's own share of every
 // get_nohz_timer_target duration, {"calls", "mean_ns", "max_ns", "log2_buckets"}.
 nlohmann::json KmodSelfCostJson(const cpuhp_probe_hist& calib);
+// CPUHP_PROBE_IOC_CALIB_DIRECT: the same calls timed from the caller with the
+// calibration probe disarmed and armed, and how each probe is attached:
+// {"calls", "bare_ns_per_call", "added_ns_per_call", "calibration_mechanism",
+//  "probe_mechanism", "same_mechanism"}.
+nlohmann::json KmodCalibDirectJson(const cpuhp_probe_calib_direct& d);
 
 class KmodJoiner {
  public:

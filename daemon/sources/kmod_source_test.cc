@@ -354,5 +354,31 @@ TEST(KmodNohz, SelfCostFromCalib) {
                                                          {"low_ns": 8192, "count": 10}])"));
 }
 
+TEST(KmodNohz, CalibDirectPerCallAndMechanisms) {
+  cpuhp_probe_calib_direct d{};
+  d.calls = 1000;
+  d.bare_ns = 50000;
+  d.probed_ns = 2050000;
+  d.calib_mech = CPUHP_PROBE_MECH_TRAP;
+  d.nohz_mech = CPUHP_PROBE_MECH_JUMP;
+  nlohmann::json j = KmodCalibDirectJson(d);
+  EXPECT_EQ(j["calls"], 1000);
+  EXPECT_DOUBLE_EQ(j["bare_ns_per_call"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(j["added_ns_per_call"].get<double>(), 2000.0);
+  EXPECT_EQ(j["calibration_mechanism"], "trap");
+  EXPECT_EQ(j["probe_mechanism"], "jump");
+  EXPECT_FALSE(j["same_mechanism"].get<bool>());
+  // Noise that makes the armed rounds faster is no negative cost; an
+  // unknown mechanism number is named so, never indexed past the table.
+  d.probed_ns = 40000;
+  d.calib_mech = d.nohz_mech = 7;
+  j = KmodCalibDirectJson(d);
+  EXPECT_DOUBLE_EQ(j["added_ns_per_call"].get<double>(), 0.0);
+  EXPECT_EQ(j["calibration_mechanism"], "unknown");
+  EXPECT_TRUE(j["same_mechanism"].get<bool>());
+  d.calls = 0;
+  EXPECT_DOUBLE_EQ(KmodCalibDirectJson(d)["bare_ns_per_call"].get<double>(), 0.0);
+}
+
 }  // namespace
 }  // namespace cpuhp

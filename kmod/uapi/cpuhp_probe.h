@@ -136,4 +136,30 @@ struct cpuhp_probe_targets {
 #define CPUHP_PROBE_CALIB_CALLS 1000
 #define CPUHP_PROBE_IOC_CALIB _IOR(CPUHP_PROBE_IOC_MAGIC, 6, struct cpuhp_probe_hist)
 
+/* How a probe is attached: its kprobe's state while armed. */
+#define CPUHP_PROBE_MECH_NONE 0		/* not placed */
+#define CPUHP_PROBE_MECH_TRAP 1		/* a breakpoint instruction */
+#define CPUHP_PROBE_MECH_FTRACE 2	/* the function's ftrace call site */
+#define CPUHP_PROBE_MECH_JUMP 3		/* optimised into a jump */
+
+/*
+ * The calibration beside a direct measurement of the same probe: the
+ * CALIB_CALLS calls of CALIB, timed from the caller in rounds of 100,
+ * alternately with the calibration probe disarmed and armed (IRQs off
+ * around each call, as get_nohz_timer_target is called). probed_ns -
+ * bare_ns is everything the probe adds to those calls; CALIB's mean is the
+ * share of it inside a measured duration. The mechanisms say whether the
+ * calibration probe is attached as get_nohz_timer_target's is (where they
+ * differ, CALIB calibrates another mechanism). ENODEV as CALIB.
+ */
+struct cpuhp_probe_calib_direct {
+	__u64 calls;		/* calls per side */
+	__u64 bare_ns;		/* their time, calibration probe disarmed */
+	__u64 probed_ns;	/* their time, armed */
+	__u32 calib_mech;	/* CPUHP_PROBE_MECH_* of the calibration probe, armed */
+	__u32 nohz_mech;	/* of get_nohz_timer_target's (first symbol) */
+};
+#define CPUHP_PROBE_IOC_CALIB_DIRECT \
+	_IOR(CPUHP_PROBE_IOC_MAGIC, 7, struct cpuhp_probe_calib_direct)
+
 #endif /* _UAPI_CPUHP_PROBE_H */

@@ -130,6 +130,29 @@ check(cal.get("count") == 1000 and cal.get("sum_ns", 0) > 0, f"CALIB: 1000 calls
 if cal.get("count"):
     print(f"info kretprobe self-cost (CALIB, empty function): mean {cal['sum_ns'] / cal['count']:.0f} ns, "
           f"max {cal['max_ns']} ns")
+# CALIB beside CALIB_DIRECT, interleaved: the calibration's mean (the probe's
+# share inside a measured duration) and what the armed probe adds per call,
+# timed from the caller; the calibration probe attached as the real one is.
+pairs = cal.get("pairs", [])
+check(len(pairs) == 5 and all(p["calib_count"] == 1000 and p["direct_calls"] == 1000 for p in pairs),
+      f"CALIB and CALIB_DIRECT: 5 interleaved pairs of 1000 calls each ({len(pairs)} pairs)")
+if pairs:
+    mechs = {(p["calib_mech"], p["nohz_mech"]) for p in pairs}
+    check(len(mechs) == 1 and all(m in ("trap", "ftrace", "jump") for m in next(iter(mechs))),
+          f"probe mechanisms known and stable: calibration, get_nohz_timer_target {sorted(mechs)}")
+    added = sorted((p["probed_ns"] - p["bare_ns"]) / p["direct_calls"] for p in pairs)
+    calm = sorted(p["calib_sum_ns"] / p["calib_count"] for p in pairs)
+    bare = sorted(p["bare_ns"] / p["direct_calls"] for p in pairs)
+    # A probe costs a trap, an ftrace call or a jump plus two handlers: far
+    # above the noise of 1000 calls, on every side of 5 pairs.
+    check(all(p["probed_ns"] > p["bare_ns"] for p in pairs),
+          f"the armed calibration probe adds time to every round ({[round(a) for a in added]} ns per call)")
+    cm, nm = next(iter(mechs))
+    print(f"info calibration vs direct ({arch}, 5 pairs, median [min..max] ns per call): CALIB mean "
+          f"{calm[2]:.0f} [{calm[0]:.0f}..{calm[-1]:.0f}], added by the armed probe {added[2]:.0f} "
+          f"[{added[0]:.0f}..{added[-1]:.0f}], the call without it {bare[2]:.0f}; calibration probe {cm}, "
+          f"get_nohz_timer_target's {nm}" + ("" if cm == nm else
+          " (different mechanisms: CALIB calibrates another attachment than the real probe's)"))
 rh = review("resethist")
 check(rh.get("checks"), f"resethist ran ({files.get('resethist.json', b'')[:200]!r})")
 for c in rh.get("checks", []):
@@ -270,6 +293,10 @@ if withmod:
     check(nz.get("status") == "ok" and self_cost.get("calls") == 1000 and self_cost.get("mean_ns", 0) > 0,
           f"daemon: get_nohz_timer_target status ok, kretprobe self-cost beside it ({self_cost.get('mean_ns')} ns "
           f"mean over {self_cost.get('calls')} calls)")
+    direct = self_cost.get("direct", {})
+    check(direct.get("calls") == 1000 and direct.get("probe_mechanism") in ("trap", "ftrace", "jump")
+          and direct.get("same_mechanism") == (direct.get("calibration_mechanism") == direct.get("probe_mechanism")),
+          f"daemon: the calibration beside its direct measurement and both mechanisms ({direct})")
 nonohz = report("nonohz.json")
 check(status.get("daemon_nonohz") == "0" and nonohz is not None, "daemon report with probes=takedown_cpu")
 if nonohz:

@@ -8,7 +8,9 @@
  *                                      and read in a loop, interleaved
  *   cpuhp_probe_review histcons READS  HIST snapshots under timer load:
  *                                      count == sum of buckets in every one
- *   cpuhp_probe_review calib           the CALIB histogram
+ *   cpuhp_probe_review calib [PAIRS]   CALIB and CALIB_DIRECT, interleaved
+ *                                      PAIRS times: the calibration beside
+ *                                      a direct measurement, mechanisms
  *   cpuhp_probe_review gaps            every buffered record: sequence gaps
  *                                      against the probes' dropped counts
  *   cpuhp_probe_review targets         TARGETS counts between two HIST counts
@@ -146,28 +148,41 @@ static int histcons(long reads)
 	return bad ? 1 : 0;
 }
 
-static void print_hist(const struct cpuhp_probe_hist *h)
+static const char *mech_name(uint32_t m)
 {
-	int b;
+	static const char * const names[] = { "none", "trap", "ftrace", "jump" };
 
-	printf("{\"count\":%llu,\"sum_ns\":%llu,\"max_ns\":%llu,\"buckets\":[",
-	       (unsigned long long)h->count, (unsigned long long)h->sum_ns,
-	       (unsigned long long)h->max_ns);
-	for (b = 0; b < CPUHP_PROBE_HIST_BUCKETS; b++)
-		printf("%s%llu", b ? "," : "", (unsigned long long)h->buckets[b]);
-	printf("]}\n");
+	return m < 4 ? names[m] : "unknown";
 }
 
-static int calib(void)
+static int calib(int pairs)
 {
 	struct cpuhp_probe_hist h = { .cpu = CPUHP_PROBE_ALL_CPUS };
-	int fd = open_dev();
+	struct cpuhp_probe_calib_direct d;
+	int fd = open_dev(), i;
 
-	if (ioctl(fd, CPUHP_PROBE_IOC_CALIB, &h)) {
-		perror("CALIB");
-		return 1;
+	printf("{\"pairs\":[");
+	for (i = 0; i < pairs; i++) {
+		if (ioctl(fd, CPUHP_PROBE_IOC_CALIB, &h)) {
+			perror("CALIB");
+			return 1;
+		}
+		memset(&d, 0, sizeof(d));
+		if (ioctl(fd, CPUHP_PROBE_IOC_CALIB_DIRECT, &d)) {
+			perror("CALIB_DIRECT");
+			return 1;
+		}
+		printf("%s{\"calib_count\":%llu,\"calib_sum_ns\":%llu,\"calib_max_ns\":%llu,"
+		       "\"direct_calls\":%llu,\"bare_ns\":%llu,\"probed_ns\":%llu,"
+		       "\"calib_mech\":\"%s\",\"nohz_mech\":\"%s\"}", i ? "," : "",
+		       (unsigned long long)h.count, (unsigned long long)h.sum_ns,
+		       (unsigned long long)h.max_ns, (unsigned long long)d.calls,
+		       (unsigned long long)d.bare_ns, (unsigned long long)d.probed_ns,
+		       mech_name(d.calib_mech), mech_name(d.nohz_mech));
 	}
-	print_hist(&h);
+	/* the last CALIB's histogram */
+	printf("],\"count\":%llu,\"sum_ns\":%llu,\"max_ns\":%llu}\n", (unsigned long long)h.count,
+	       (unsigned long long)h.sum_ns, (unsigned long long)h.max_ns);
 	close(fd);
 	return 0;
 }
@@ -267,6 +282,8 @@ static int enodev(void)
 	bad |= expect_enodev("HIST", ioctl(fd, CPUHP_PROBE_IOC_HIST, &h));
 	bad |= expect_enodev("TARGETS", ioctl(fd, CPUHP_PROBE_IOC_TARGETS, &t));
 	bad |= expect_enodev("CALIB", ioctl(fd, CPUHP_PROBE_IOC_CALIB, &h));
+	bad |= expect_enodev("CALIB_DIRECT", ioctl(fd, CPUHP_PROBE_IOC_CALIB_DIRECT,
+						   &(struct cpuhp_probe_calib_direct){ 0 }));
 	close(fd);
 	return bad;
 }
@@ -281,7 +298,7 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "histcons"))
 		return histcons(n > 0 ? n : 2000);
 	if (!strcmp(cmd, "calib"))
-		return calib();
+		return calib(n > 0 ? n : 5);
 	if (!strcmp(cmd, "gaps"))
 		return gaps();
 	if (!strcmp(cmd, "targets"))
