@@ -9,6 +9,27 @@
 
 namespace cpuhp {
 
+// a * b as 128 bits: the low half returned, the high half in *high. With
+// the compiler's 128-bit integer where it has one (64-bit targets), else
+// from 32-bit halves (armhf, issue 36): the same values, so a seed draws
+// the same sequence on every architecture.
+inline uint64_t MulWideHalves(uint64_t a, uint64_t b, uint64_t* high) {
+  const uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
+  const uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const uint64_t mid = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+  *high = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+  return (mid << 32) | (p00 & 0xffffffffu);
+}
+inline uint64_t MulWide(uint64_t a, uint64_t b, uint64_t* high) {
+#ifdef __SIZEOF_INT128__
+  const unsigned __int128 m = static_cast<unsigned __int128>(a) * b;
+  *high = static_cast<uint64_t>(m >> 64);
+  return static_cast<uint64_t>(m);
+#else
+  return MulWideHalves(a, b, high);
+#endif
+}
+
 class Rng {
  public:
   explicit Rng(uint64_t seed = 0) { Seed(seed); }
@@ -37,16 +58,14 @@ class Rng {
 
   // Uniform in [0, n), unbiased (Lemire). n > 0.
   uint64_t Below(uint64_t n) {
-    __uint128_t m = static_cast<__uint128_t>(Next()) * n;
-    uint64_t low = static_cast<uint64_t>(m);
+    uint64_t high = 0;
+    uint64_t low = MulWide(Next(), n, &high);
     if (low < n) {
       const uint64_t threshold = -n % n;
-      while (low < threshold) {
-        m = static_cast<__uint128_t>(Next()) * n;
-        low = static_cast<uint64_t>(m);
-      }
+      while (low < threshold)
+        low = MulWide(Next(), n, &high);
     }
-    return static_cast<uint64_t>(m >> 64);
+    return high;
   }
 
   // Uniform in [0, 1).
