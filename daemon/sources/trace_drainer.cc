@@ -59,6 +59,11 @@ bool RawCpuhpReader::Open(const std::string& tracefs, const std::string& name, s
     *why = header + ": cannot read or parse the ring buffer's page header";
     return false;
   }
+  // The kernel's long, not ours: the sub-buffer's commit field is a long of
+  // the kernel that wrote it, and a 32-bit daemon (armhf) on a 64-bit kernel
+  // (an arm64 board with a 32-bit user space) would otherwise read every
+  // sub-buffer 4 bytes off (issue 36). As perf reads header_page.
+  tep_set_long_size(tep, tep_get_header_page_size(tep));
   for (int k = 0; k < 3; ++k) {
     const std::string path = tracefs + "/events/cpuhp/" + kCpuhpEvents[k] + "/format";
     tep_event* ev = nullptr;
