@@ -28,6 +28,7 @@
 #include "sources/kmod_source.h"
 #include "sources/tracefs_source.h"
 #include "util/cpu_list.h"
+#include "util/file_util.h"
 #include "util/json_file.h"
 
 namespace cpuhp {

@@ -8,14 +8,9 @@
 #include <ctime>
 
 #include "util/cpu_list.h"
+#include "util/file_util.h"
 
 namespace cpuhp {
-
-int64_t RealtimeNs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 uint64_t RandomSeed() {
   uint64_t seed = 0;

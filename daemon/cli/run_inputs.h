@@ -14,8 +14,6 @@
 
 namespace cpuhp {
 
-// CLOCK_REALTIME in nanoseconds.
-int64_t RealtimeNs();
 // From getrandom(2), else the time and the pid.
 uint64_t RandomSeed();
 // The CPUs the config selects, all of them present and hotpluggable, each

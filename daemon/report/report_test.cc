@@ -143,13 +143,6 @@ TEST(OpRecordToJsonTest, FailureNamesTheErrno) {
   EXPECT_EQ(OpRecordToJson(Rec(0, 1, Direction::kOffline, 1, 4095, 2))["error"], "E4095");
 }
 
-TEST(FormatUtcTest, MillisecondsTruncatedInUtc) {
-  EXPECT_EQ(FormatUtc(0), "1970-01-01T00:00:00.000Z");
-  EXPECT_EQ(FormatUtc(1'796'015'265'123'456'789), "2026-11-30T05:07:45.123Z");
-  EXPECT_EQ(FormatUtc(951'782'400'999'999'999), "2000-02-29T00:00:00.999Z");
-  EXPECT_EQ(FormatUtc(-1), "1969-12-31T23:59:59.999Z");
-}
-
 TEST(BuildReportTest, SectionsAndRunFacts) {
   std::vector<OpRecord> failures;
   RunStats stats = SyntheticStats(&failures);

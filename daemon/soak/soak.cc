@@ -10,18 +10,13 @@
 
 #include "faults/faults.h"
 #include "report/report.h"
+#include "util/file_util.h"
 #include "util/json_file.h"
 
 namespace cpuhp {
 namespace {
 
 constexpr uint64_t kStatusPeriodNs = 5000000000ull;
-
-int64_t RealtimeNs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
 
 // "20261130T055102Z": a file-name-safe UTC stamp.
 std::string FileStamp() {

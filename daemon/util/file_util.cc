@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -194,15 +195,44 @@ std::string FormatUtc(int64_t realtime_ns) {
     rem += 1000000000;
     --sec;
   }
-  time_t t = static_cast<time_t>(sec);
-  struct tm tm;
-  if (gmtime_r(&t, &tm) == nullptr)
-    return "1970-01-01T00:00:00.000Z";
+  int64_t days = sec / 86400, sod = sec % 86400;
+  if (sod < 0) {
+    sod += 86400;
+    --days;
+  }
+  // The proleptic Gregorian date of a day number (days since 1970-01-01), in
+  // 400-year eras of 146097 days, each from a March 1st (H. Hinnant's
+  // civil_from_days).
+  const int64_t z = days + 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  const int64_t day = doy - (153 * mp + 2) / 5 + 1;
+  const int64_t month = mp < 10 ? mp + 3 : mp - 9;
+  const int64_t year = yoe + era * 400 + (month <= 2);
   char buf[64];
-  size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  char ms[8];
-  std::snprintf(ms, sizeof(ms), ".%03dZ", static_cast<int>(rem / 1000000));
-  return std::string(buf, n) + std::string(ms);
+  std::snprintf(buf, sizeof(buf), "%04lld-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                static_cast<long long>(year), static_cast<int>(month), static_cast<int>(day),
+                static_cast<int>(sod / 3600), static_cast<int>(sod / 60 % 60),
+                static_cast<int>(sod % 60), static_cast<int>(rem / 1000000));
+  return buf;
+}
+
+int64_t RealtimeNs() {
+#if defined(SYS_clock_gettime64) && !defined(__LP64__)
+  struct {
+    int64_t tv_sec;
+    int64_t tv_nsec;
+  } kts;  // struct __kernel_timespec
+  if (syscall(SYS_clock_gettime64, CLOCK_REALTIME, &kts) == 0)
+    return kts.tv_sec * 1000000000 + kts.tv_nsec;
+#endif
+  timespec ts;
+  if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+    return 0;
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 }  // namespace cpuhp

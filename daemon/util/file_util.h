@@ -30,7 +30,14 @@ std::string FileKindName(mode_t mode);
 // before any work so that a bad path is bad input (exit 2); *err names the path and the cause.
 bool CheckOutputPath(const std::string& path, std::string* err);
 
-// RFC 3339 UTC with milliseconds for a CLOCK_REALTIME time.
+// RFC 3339 UTC with milliseconds for a CLOCK_REALTIME time, any int64 one:
+// computed here, not by gmtime(), whose time_t is 32 bits on bookworm's
+// armhf and wraps in January 2038 (issue 36).
 std::string FormatUtc(int64_t realtime_ns);
+
+// CLOCK_REALTIME in nanoseconds; on a 32-bit target through the kernel's
+// clock_gettime64 (5.1+), so that it stays right past 2038 with a 32-bit
+// time_t, else clock_gettime().
+int64_t RealtimeNs();
 
 }  // namespace cpuhp
