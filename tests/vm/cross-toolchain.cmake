@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# CMake toolchain for the arm64/ppc64el guest daemon (tests/vm/cross_daemon.sh).
+# CMake toolchain for the arm64/ppc64el/armhf guest daemon (tests/vm/cross_daemon.sh).
 # Compiler, libc and libstdc++: Debian's cross g++ (/usr/<triplet>). spdlog,
 # fmt, libsystemd (+ its runtime deps), nlohmann-json and CLI11: the target's
 # Debian packages unpacked with dpkg-deb -x into CPUHP_CROSS_SYSROOT.
@@ -7,6 +7,8 @@
 set(CMAKE_SYSTEM_NAME Linux)
 if(CPUHP_CROSS_TRIPLET MATCHES "^aarch64")
   set(CMAKE_SYSTEM_PROCESSOR aarch64)
+elseif(CPUHP_CROSS_TRIPLET MATCHES "^arm")
+  set(CMAKE_SYSTEM_PROCESSOR arm)
 else()
   set(CMAKE_SYSTEM_PROCESSOR ppc64le)
 endif()

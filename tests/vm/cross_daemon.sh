@@ -21,14 +21,18 @@
 # is built (no tests, no benches, no debug info).
 # Exit 0 staged, 77 cannot run here (no cross g++, no multiarch index),
 # anything else: the build or the download failed. CPUHP_VM_FETCH_ONLY=1:
-# only fetch the sysroot (tests/vm/fetch).
+# only fetch the sysroot (tests/vm/fetch); =print: and print its path.
 set -euo pipefail
 arch=$1 src=$2 work=$3 root=$4
 log() { echo "cross_daemon[$arch]: $*" >&2; }
+# armhf (32-bit ARM, issue 36): its sysroot also holds GoogleTest, for the
+# unit tests run under qemu-arm (tests/armhf/unit_tests.sh).
+extra=()
 case "$arch" in
 arm64) triplet=aarch64-linux-gnu ;;
 ppc64el) triplet=powerpc64le-linux-gnu ;;
-*) log "SKIP: no cross-build recipe for $arch (arm64 and ppc64el only)"; exit 77 ;;
+armhf) triplet=arm-linux-gnueabihf extra=("libgtest-dev:$arch") ;;
+*) log "SKIP: no cross-build recipe for $arch (arm64, ppc64el and armhf only)"; exit 77 ;;
 esac
 command -v "$triplet-g++" >/dev/null || { log "SKIP: $triplet-g++ not installed"; exit 77; }
 readelf=$triplet-readelf
@@ -42,7 +46,8 @@ toolchain_lib=/usr/$triplet/lib
 # header-only libraries.
 mapfile -t pkgs < <(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
   --no-breaks --no-replaces --no-enhances "libspdlog-dev:$arch" "libsystemd-dev:$arch" \
-  "libtracefs-dev:$arch" "libtraceevent-dev:$arch" nlohmann-json3-dev libcli11-dev 2>/dev/null | grep -v '^ ' | sort -u |
+  "libtracefs-dev:$arch" "libtraceevent-dev:$arch" nlohmann-json3-dev libcli11-dev "${extra[@]}" 2>/dev/null |
+  grep -v '^ ' | sort -u |
   grep -E "^[a-z0-9.+-]+(:$arch)?\$" |
   grep -vE '^(libc6|libgcc-s1|libstdc\+\+6|gcc-[0-9]+-base|catch2)(:|$)')
 # One apt-cache call: on a loaded machine each call costs seconds.
@@ -69,7 +74,10 @@ if [ ! -f "$sysroot/.done" ]; then
   mv "$tmp/root" "$sysroot" 2>/dev/null || [ -f "$sysroot/.done" ]  # another run won the race
   rm -rf "$tmp"
 fi
-[ -z "${CPUHP_VM_FETCH_ONLY:-}" ] || exit 0
+if [ -n "${CPUHP_VM_FETCH_ONLY:-}" ]; then
+  [ "$CPUHP_VM_FETCH_ONLY" != print ] || echo "$sysroot"
+  exit 0
+fi
 
 # --- the daemon ---------------------------------------------------------------
 bld=$work/daemon-build
