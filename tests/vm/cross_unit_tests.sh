@@ -25,25 +25,12 @@ for tool in "$triplet-g++" "$qemu"; do
   command -v "$tool" >/dev/null || { log "SKIP: $tool not installed (tools/setup.sh packages test)"; exit 77; }
 done
 mkdir -p "$work"
-sysroot=$(CPUHP_VM_FETCH_ONLY=print bash "$src/tests/vm/cross_daemon.sh" "$arch" "$src" "$work" "$work")
+start=$(date +%s)
+# The guests' cross daemon tree, with the unit tests (cross_daemon.sh).
+sysroot=$(CPUHP_CROSS_UNIT=1 bash "$src/tests/vm/cross_daemon.sh" "$arch" "$src" "$work" "$work/root")
 [ -d "$sysroot" ] || { log "no sysroot from cross_daemon.sh"; exit 1; }
 libs="$sysroot/usr/lib/$triplet:$sysroot/lib/$triplet"
-emu="$qemu;-L;/usr/$triplet;-E;LD_LIBRARY_PATH=$libs"
-bld=$work/unit-build
-launcher=""
-if [ -n "${CCACHE_DIR:-}" ] && command -v ccache >/dev/null; then launcher=ccache; fi
-start=$(date +%s)
-# -O1 without -g, as the guests' cross daemon (cross_daemon.sh).
-cmake -S "$src" -B "$bld" -DCMAKE_TOOLCHAIN_FILE="$src/tests/vm/cross-toolchain.cmake" \
-  -DCPUHP_CROSS_TRIPLET="$triplet" -DCPUHP_CROSS_SYSROOT="$sysroot" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -DNDEBUG" \
-  -DCMAKE_C_COMPILER_LAUNCHER="$launcher" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" \
-  -DCMAKE_CROSSCOMPILING_EMULATOR="$emu" -DCPUHP_UNITY=ON -DCPUHP_WERROR=ON \
-  -DCPUHP_SANITIZE=OFF -DCPUHP_FUZZ=OFF -DCPUHP_TSAN=OFF -DCPUHP_BENCH=OFF -DCPUHP_TESTS=ON \
-  -DCPUHP_UNIT_TESTS=ON -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF >"$work/unit-cmake.log" 2>&1 ||
-  { cat "$work/unit-cmake.log" >&2; exit 1; }
-cmake --build "$bld" --target cpuhp-stress cpuhp_unit_tests -j "${CPUHP_VM_JOBS:-$(nproc)}" \
-  >"$work/unit-build.log" 2>&1 || { tail -50 "$work/unit-build.log" >&2; exit 1; }
+bld=$work/daemon-build
 log "built in $(($(date +%s) - start)) s: $(file -b "$bld/cpuhp-stress" | cut -d, -f1-2)"
 # Not run here, each for its reason; any other skip fails the test.
 #  WriteFileAtomicTest.ReadOnlyDirectory: root writes a read-only directory
