@@ -106,28 +106,44 @@ class RealCpuTest(lib.RealCpuCase):
         self.assertGreater(r["totals"]["ops"], 0)
         self.assertEqual(read(online_file()), "1")
 
-    def kill9_while_offline(self, args, ready=None, timeout=20):
+    def kill9_while_offline(self, args, ready=None, timeout=20, stay_offline=True):
         """Starts `cpuhp-stress ARGS`, waits until READY exists (a path,
-        if given) and cpu1 is offline, kills it with SIGKILL; asserts it was
-        offline at the kill."""
-        p = subprocess.Popen([lib.BIN, *args], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-        deadline = time.time() + timeout
-        while ready and time.time() < deadline and not os.path.exists(ready):
-            time.sleep(0.01)
-        while time.time() < deadline and read(online_file()) != "0":
-            time.sleep(0.005)
-        killed_offline = read(online_file()) == "0"
-        p.kill()
-        p.wait()
-        self.assertTrue(killed_offline, "never saw cpu1 offline")
+        if given) and cpu1 is offline, kills it with SIGKILL; asserts cpu1
+        was offline at the kill and still is after it. A kill that lands
+        after the pause, in the next online write, leaves cpu1 online (the
+        kernel finishes a write it started): a loaded emulated guest took
+        longer than the pause between seeing cpu1 offline and killing once
+        in CI. Such an attempt is restored and retried, at most 3 in all
+        (unless STAY_OFFLINE is false: the caller copes with either)."""
+        for attempt in range(3):
+            p = subprocess.Popen([lib.BIN, *args], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            deadline = time.time() + timeout
+            while ready and time.time() < deadline and not os.path.exists(ready):
+                time.sleep(0.01)
+            while time.time() < deadline and read(online_file()) != "0":
+                time.sleep(0.005)
+            killed_offline = read(online_file()) == "0"
+            p.kill()
+            p.wait()
+            self.assertTrue(killed_offline, "never saw cpu1 offline")
+            if not stay_offline or read(online_file()) == "0":
+                return
+            print(f"kill9_while_offline: attempt {attempt + 1}: the kill landed in an "
+                  "online write (cpu1 online after it); restoring and retrying")
+            self.run_tool("restore", "--state-dir", self.state, check=0)
+            if ready and os.path.exists(ready):
+                os.unlink(ready)
+        self.fail("3 SIGKILLs in a row landed after cpu1 came back online")
 
     def test_kill9_then_restore(self):
         # A pause between operations lets the kill land while cpu1 is offline
-        # and no write is in flight (the kernel finishes a write it started).
+        # and no write is in flight (the kernel finishes a write it started);
+        # 1 s, not less: the kill comes in the first pause, so a longer one
+        # costs nothing and leaves a loaded guest room.
         self.kill9_while_offline(["run", "--cpus", str(CPU), "--iterations", "0",
                                   "--state-dir", self.state, "--report", self.report,
-                                  "--interval", "200ms", "--progress", "never"])
+                                  "--interval", "1s", "--progress", "never"])
         self.assertEqual(read(online_file()), "0")
         self.assertTrue(os.path.exists(f"{self.state}/state.json"))
         r = self.run_tool("restore", "--state-dir", self.state, check=0)
@@ -139,7 +155,7 @@ class RealCpuTest(lib.RealCpuCase):
     def test_run_after_kill9_restores_first(self):
         self.kill9_while_offline(["run", "--cpus", str(CPU), "--iterations", "0",
                                   "--state-dir", self.state, "--report", self.report,
-                                  "--interval", "200ms", "--progress", "never"])
+                                  "--interval", "1s", "--progress", "never"])
         r = self.run_tool("run", "--cpus", str(CPU), "--iterations", "4", "--state-dir",
                           self.state, "--report", self.report, "--progress", "never", check=0)
         self.assertIn("did not finish: restoring online mask", r.stderr)
@@ -161,7 +177,10 @@ class RealCpuTest(lib.RealCpuCase):
                 "--progress", "never"]
         # Killed after its first checkpoint, while cpu1 is offline (a slow
         # guest takes over a second to start: wait for both, do not guess).
-        self.kill9_while_offline(args, ready=f"{self.state}/checkpoint.json", timeout=30)
+        # A kill that lands in the next online write is fine here: the mask
+        # the run restores is then all online, and it resumes from that.
+        self.kill9_while_offline(args, ready=f"{self.state}/checkpoint.json", timeout=30,
+                                 stay_offline=False)
         self.assertTrue(os.path.exists(f"{self.state}/checkpoint.json"))
         killed_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the oplog's clock
         r = self.run_tool(*args, check=0)

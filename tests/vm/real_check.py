@@ -83,6 +83,13 @@ for t in tests.split(","):
                 # ("skipped=N" reworded: the skips are listed below, once)
                 line = re.sub(r"skipped=(\d+)", r"\1 case(s) skipped", line)
                 print(f"    {t}: {line}")
+        # A failed test's own account (unittest's FAIL/ERROR blocks with
+        # their tracebacks) goes into the log CI keeps: the console does not.
+        if rc != "0":
+            for m in re.finditer(r"^(?:FAIL|ERROR): .*?(?=^(?:={20,}|-{20,}\nRan )|\Z)",
+                                 block.group(1), re.S | re.M):
+                for line in m.group(0).rstrip().splitlines()[:40]:
+                    print(f"    {t}| {line}")
         # A case skipped inside the guest is a failure too: its kernel has
         # everything the tests need (tests/ctest_summary.py finds the same lines).
         skipped = re.findall(r"^(?:.*\.\.\. skipped '.*'|SKIP-CASE .*)$", block.group(1), re.M)
