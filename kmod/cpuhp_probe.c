@@ -166,7 +166,9 @@ static DEFINE_PER_CPU(struct cp_ring, cp_rings);
 /*
  * How often get_nohz_timer_target returned each CPU. Per-CPU counters for
  * targets below cp_targets_near (memory: CPUs x cp_targets_near), shared
- * atomics for the rest, so memory stays linear in the CPU count.
+ * atomics for the rest, so memory stays linear in the CPU count. A CPU's
+ * counters change inside its get_nohz_timer_target stats' write section
+ * and are read under it: a 32-bit kernel cannot load a u64 in one access.
  */
 static u32 cp_targets_near;
 static u64 __percpu *cp_targets;
@@ -384,10 +386,10 @@ static int cp_nohz_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	s->buckets[b]++;
 	if (d > s->max_ns)
 		s->max_ns = d;
-	raw_write_seqcount_end(&s->seq);
 	/* An int function: the upper register half is undefined (cp_ret_handler). */
 	if (p != &cp_calib)
 		cp_count_target((unsigned int)(int)regs_return_value(regs));
+	raw_write_seqcount_end(&s->seq);
 	local_irq_restore(flags);
 	return 0;
 }
@@ -606,14 +608,17 @@ static u64 cp_nmissed(struct cp_probe *p)
  * Inside the write section: a concurrent HIST sees the figures before or
  * after, never count from one and buckets from the other. The caller keeps
  * the CPU's handlers out (IRQs off on that CPU, or the CPU offline).
+ * TARGETS: the CPU's target counters, if given, zeroed in the same section.
  */
-static void cp_zero_stats(struct cp_nohz_stats *s)
+static void cp_zero_stats(struct cp_nohz_stats *s, u64 *targets)
 {
 	raw_write_seqcount_begin(&s->seq);
 	s->count = 0;
 	s->sum_ns = 0;
 	s->max_ns = 0;
 	memset(s->buckets, 0, sizeof(s->buckets));
+	if (targets)
+		memset(targets, 0, cp_targets_near * sizeof(u64));
 	raw_write_seqcount_end(&s->seq);
 }
 
@@ -622,8 +627,8 @@ static void cp_zero_cpu(void *unused)
 {
 	int cpu = smp_processor_id();
 
-	cp_zero_stats(per_cpu_ptr(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats, cpu));
-	memset(per_cpu_ptr(cp_targets, cpu), 0, cp_targets_near * sizeof(u64));
+	cp_zero_stats(per_cpu_ptr(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats, cpu),
+		      per_cpu_ptr(cp_targets, cpu));
 }
 
 static void cp_reset(void)
@@ -655,9 +660,9 @@ static void cp_reset(void)
 			continue;
 		/* IRQs off: a HIST reader never waits on a preempted writer */
 		local_irq_save(flags);
-		cp_zero_stats(per_cpu_ptr(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats, cpu));
+		cp_zero_stats(per_cpu_ptr(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats, cpu),
+			      per_cpu_ptr(cp_targets, cpu));
 		local_irq_restore(flags);
-		memset(per_cpu_ptr(cp_targets, cpu), 0, cp_targets_near * sizeof(u64));
 	}
 	cpus_read_unlock();
 	for (i = 0; cp_targets_far && i < nr_cpu_ids - cp_targets_near; i++)
@@ -855,6 +860,21 @@ static long cp_ioc_hist(void __user *arg)
 	return copy_to_user(arg, &h, sizeof(h)) ? -EFAULT : 0;
 }
 
+/* CPU C's count of target I: both halves of one moment on a 32-bit kernel. */
+static u64 cp_target_read(int c, u32 i)
+{
+	const struct cp_nohz_stats *s =
+		per_cpu_ptr(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats, c);
+	unsigned int seq;
+	u64 n;
+
+	do {
+		seq = raw_read_seqcount_begin(&s->seq);
+		n = per_cpu_ptr(cp_targets, c)[i];
+	} while (read_seqcount_retry(&s->seq, seq));
+	return n;
+}
+
 static long cp_ioc_targets(void __user *arg)
 {
 	struct cpuhp_probe_targets t;
@@ -875,7 +895,7 @@ static long cp_ioc_targets(void __user *arg)
 
 		if (i < cp_targets_near) {
 			for_each_possible_cpu(c)
-				sum += READ_ONCE(per_cpu_ptr(cp_targets, c)[i]);
+				sum += cp_target_read(c, i);
 		} else {
 			sum = atomic64_read(&cp_targets_far[i - cp_targets_near]);
 		}
@@ -938,7 +958,7 @@ static long cp_ioc_calib(void __user *arg)
 		return -ERESTARTSYS;
 	/* Only this module calls the target, under this mutex: no handler is in flight. */
 	for_each_possible_cpu(c)
-		cp_zero_stats(per_cpu_ptr(cp_calib.stats, c));
+		cp_zero_stats(per_cpu_ptr(cp_calib.stats, c), NULL);
 	/* Armed for the loop only (cp_place_one) */
 	ret = enable_kretprobe(rp);
 	if (ret) {
