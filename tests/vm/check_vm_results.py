@@ -264,6 +264,19 @@ if withmod:
               f"each online op's bring-up phase is {' + '.join(bringup)}")
     tp = withmod.get("timing_sources", {}).get("tracepoints", {})
     check(tp.get("status") == "ok", f"with the module: tracepoints status ok ({tp.get('status')}, {tp.get('reason')})")
+    # The raw per-CPU reader on this kernel's own ring-buffer layout (its
+    # long, its page header: a 32-bit kernel's differ, issue 36): every
+    # write joined to its cpuhp events, none lost, malformed or unmatched.
+    ev, lost = tp.get("events", {}), tp.get("lost_events", {})
+    ops_n = withmod.get("totals", {}).get("ops")
+    check(tp.get("reader") == "trace_pipe_raw" and ev.get("parsed", 0) > 0 and
+          tp.get("ops_with_steps", 0) + tp.get("setup_ops", 0) == ops_n and tp.get("ops_without_steps") == 0,
+          f"tracepoints: the raw reader joined every write ({tp.get('reader')}, {ev.get('parsed')} events, "
+          f"{tp.get('ops_with_steps')} + {tp.get('setup_ops')} setup of {ops_n} ops, {tp.get('ops_without_steps')} without)")
+    bad_ev = {k: ev.get(k) for k in ("malformed_lines", "unmatched_enters", "unmatched_exits",
+                                     "steps_outside_operations", "open_at_end")}
+    check(all(v == 0 for v in bad_ev.values()) and lost.get("total") == 0,
+          f"tracepoints: no event malformed, unmatched, outside a write or lost ({bad_ev}, lost {lost.get('total')})")
     src = os.environ.get("CPUHP_SRC")
     if src:
         v = subprocess.run([sys.executable, f"{src}/tests/validate_report.py",
