@@ -94,7 +94,10 @@ start=$(date +%s)
 launcher=""
 if [ -n "${CCACHE_DIR:-}" ] && command -v ccache >/dev/null; then launcher=ccache; fi
 tests=OFF emu="" targets=(cpuhp-stress)
-if [ -n "${CPUHP_CROSS_UNIT:-}" ]; then
+# armhf's one tree serves its guests and unit_tests_armhf (tests/CMakeLists.txt:
+# both use BUILD/vm-cross-armhf): the first builds both targets, the other
+# finds them built.
+if [ -n "${CPUHP_CROSS_UNIT:-}" ] || [ "$arch" = armhf ]; then
   tests=ON targets+=(cpuhp_unit_tests)
   emu="$qemu;-L;/usr/$triplet;-E;LD_LIBRARY_PATH=$sysroot/usr/lib/$triplet:$sysroot/lib/$triplet"
 fi

@@ -130,7 +130,7 @@ boot_guest_accel() {
 }
 #
 # guest_arch_setup ARCH TCG_THREAD: the QEMU of a Debian ARCH guest (amd64,
-# arm64 virt, ppc64el pseries under VOF) and how to run it: sets qemu,
+# arm64 virt, armhf virt Cortex-A15, ppc64el pseries under VOF) and how to run it: sets qemu,
 # flavour (Debian's kernel flavour), console, cc (a C compiler for the
 # guest), cross (kbuild's ARCH/CROSS_COMPILE; empty on the host's arch),
 # qemu_args (both accelerators), kvm_args, tcg_args, kimage (vmlinuz or
@@ -157,6 +157,22 @@ guest_arch_setup() {
 		[ "$host" = arm64 ] || cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 		qemu_args=(-M virt)
 		tcg_args=(-accel "$tcg" -cpu cortex-a57) kvm_args=(-accel kvm -cpu host) ;;
+	armhf)
+		# 32-bit ARM (issue 36): Debian's LPAE kernel on a Cortex-A15
+		# virt board (PSCI CPU hotplug, PL011 UART), highmem off so
+		# that nothing sits above 4 GiB for the 32-bit guest. Always
+		# multi-threaded TCG: under one TCG thread (QEMU 7.2, bookworm)
+		# a guest of 2 vCPUs or more hangs in its first stop_machine
+		# (fix_kernmem_perms, before "Freeing unused kernel image"),
+		# 6.1 and 6.12 alike, any -cpu or GIC. And 2 vCPUs, one per
+		# host core (PROCESSORS 2 in ctest): with 4 on 2 cores, the
+		# stop_machine of every 32-bit ARM kprobe's text patching met
+		# soft lockups of 26-45 s and an RCU stall.
+		[ "$2" = multi ] || tcg="tcg,thread=multi"
+		qemu=qemu-system-arm flavour=armmp-lpae console=ttyAMA0 cc=arm-linux-gnueabihf-gcc kimage=vmlinuz
+		[ "$host" = armhf ] || cross=(ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-)
+		qemu_args=(-M "virt,highmem=off")
+		tcg_args=(-accel "$tcg" -cpu cortex-a15) kvm_args=(-accel kvm -cpu host) ;;
 	ppc64el)
 		qemu=qemu-system-ppc64 flavour=powerpc64le console=hvc0 cc=powerpc64le-linux-gnu-gcc kimage=vmlinux
 		[ "$host" = ppc64el ] || cross=(ARCH=powerpc CROSS_COMPILE=powerpc64le-linux-gnu-)
@@ -234,6 +250,7 @@ target_python() {
 	shift 3
 	case "$arch" in
 	arm64) triplet=aarch64-linux-gnu ;;
+	armhf) triplet=arm-linux-gnueabihf ;;
 	ppc64el) triplet=powerpc64le-linux-gnu ;;
 	*) tp_why="no target python for $arch"; return 1 ;;
 	esac

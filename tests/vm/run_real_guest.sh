@@ -15,7 +15,7 @@
 # and report schema of SRC_DIR. tests/vm/real_check.py asserts on the console.
 # Environment: CPUHP_VM_SMP (default 2), CPUHP_VM_TIMEOUT (s, default 1500),
 # CPUHP_VM_KILLS (kill_anywhere's kill count, default 50), CPUHP_VM_ARCH
-# (amd64, arm64 or ppc64el; default the host's), CPUHP_VM_KERNEL (a kernel
+# (amd64, arm64, armhf or ppc64el; default the host's), CPUHP_VM_KERNEL (a kernel
 # image to boot instead, e.g. a patched kernel under test: it needs SMP,
 # HOTPLUG_CPU, a serial console, initramfs).
 # Kernel: Debian's own 6.12 image for amd64, arm64 (virt) and ppc64el
@@ -47,7 +47,7 @@ log() { echo "run_real_guest[$arch]: $*" >&2; }
 # shellcheck source=tests/vm/host_lib.sh
 . "$src/tests/vm/host_lib.sh"
 skip() { log "SKIP: $*"; exit 77; }
-guest_arch_setup "$arch" single || { log "CPUHP_VM_ARCH=$arch: not amd64, arm64 or ppc64el"; exit 2; }
+guest_arch_setup "$arch" single || { log "CPUHP_VM_ARCH=$arch: not amd64, arm64, armhf or ppc64el"; exit 2; }
 [ "$(id -u)" = 0 ] || skip "needs root (CPU hotplug in the guest is run as root in CI)"
 command -v "$qemu" >/dev/null || skip "$qemu not installed (tools/setup.sh installs it)"
 [ "$arch" != "$host_arch" ] || [ -x /bin/busybox ] || skip "busybox-static not installed"

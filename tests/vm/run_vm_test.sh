@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Proves kmod/cpuhp_probe in a QEMU guest booted from Debian's own kernel.
 #
-#   tests/vm/run_vm_test.sh ARCH BUILD_DIR [SRC_DIR]     ARCH: amd64 arm64 ppc64el
+#   tests/vm/run_vm_test.sh ARCH BUILD_DIR [SRC_DIR]     ARCH: amd64 arm64 ppc64el armhf
 #
 # Fetches Debian's kernel image and headers with apt-get download (the ABI
 # is resolved at run time from the linux-image-ARCH metapackage), builds the
@@ -11,7 +11,7 @@
 # and its shared libraries, packs a busybox initramfs and boots QEMU (TCG).
 # In the guest: a daemon run without the module, insmod, the reader's error
 # checks, a daemon run with the kmod timing source, a reader dump, rmmod.
-# arm64 and ppc64el: the module and the daemon are cross-built
+# arm64, ppc64el and armhf: the module and the daemon are cross-built
 # (tests/vm/cross_daemon.sh: Debian's cross g++ plus the target's spdlog,
 # fmt and libsystemd packages in a cached sysroot); the guest runs the same
 # sequence and the host the same asserts as on amd64.
@@ -38,6 +38,8 @@ build=$(realpath "${2:?usage: run_vm_test.sh ARCH BUILD_DIR [SRC_DIR]}")
 src=$(realpath "${3:-$(dirname "$0")/../..}")
 ops=${CPUHP_VM_OPS:-24}
 smp=${CPUHP_VM_SMP:-4}
+# armhf: 2 vCPUs by default, one per host core (host_lib.sh, guest_arch_setup)
+[ "$arch" != armhf ] || smp=${CPUHP_VM_SMP:-2}
 pattern=${CPUHP_VM_PATTERN:-roundrobin}   # sweep: one row per online level
 extra=${CPUHP_VM_APPEND:-}                 # e.g. nohz_full=1-15
 tcg_thread=${CPUHP_VM_TCG_THREAD:-multi}    # single: one host thread for all vCPUs (no MTTCG)
