@@ -85,7 +85,9 @@ fi
 # --- the daemon ---------------------------------------------------------------
 bld=$work/daemon-build
 # The guests of one arch share WORK_DIR and run side by side under ctest -j2:
-# one build (and staging of its binary) at a time.
+# one build (and staging of its binary) at a time. WORK_DIR may not exist
+# yet (ctest's cross_build_armhf on a fresh tree).
+mkdir -p "$work"
 exec 9>"$work/.daemon-build.lock"
 flock 9
 start=$(date +%s)

@@ -18,7 +18,7 @@
 # (amd64, arm64, armhf or ppc64el; default the host's), CPUHP_VM_KERNEL (a kernel
 # image to boot instead, e.g. a patched kernel under test: it needs SMP,
 # HOTPLUG_CPU, a serial console, initramfs).
-# Kernel: Debian's own 6.12 image for amd64, arm64 (virt) and ppc64el
+# Kernel: Debian's own 6.12 image for amd64, arm64 (virt), armhf (virt, armmp-lpae) and ppc64el
 # (pseries) (host_lib.sh, debian_kernel; the same image vm_kmod_*_6.12
 # boot, fetched once). Its cpuN/hotplug/fail is there (fail_store does not need
 # CPU_HOTPLUG_STATE_CONTROL, which Debian leaves off; the arm64 guest
@@ -32,7 +32,7 @@
 # runs the guest, else TCG (host_lib.sh, boot_guest_accel).
 # Exit 0 pass, 1 fail (a failed download too), 77 skip (not root, no
 # qemu/busybox, no package index for the kernel).
-# CPUHP_VM_FETCH_ONLY=1 (arm64, ppc64el): only download Debian's kernel and
+# CPUHP_VM_FETCH_ONLY=1 (arm64, ppc64el, armhf): only download Debian's kernel and
 # the target's python3 into CPUHP_VM_CACHE and exit 0 (tests/vm/fetch).
 set -euo pipefail
 build=$(realpath "${1:?usage: run_real_guest.sh BUILD_DIR SRC_DIR TESTS}")
