@@ -144,9 +144,14 @@ if pairs:
     calm = sorted(p["calib_sum_ns"] / p["calib_count"] for p in pairs)
     bare = sorted(p["bare_ns"] / p["direct_calls"] for p in pairs)
     # A probe costs a trap, an ftrace call or a jump plus two handlers: far
-    # above the noise of 1000 calls, on every side of 5 pairs.
-    check(all(p["probed_ns"] > p["bare_ns"] for p in pairs),
-          f"the armed calibration probe adds time to every round ({[round(a) for a in added]} ns per call)")
+    # above the noise of 1000 calls, in the median of 5 pairs and in 4 of
+    # them at least. Not in every one: a TCG vCPU descheduled by a loaded
+    # host during one bare round made it the slower once (full tier, the
+    # host's cpu1 being toggled: -1769 ns against 1645..2314 in the others).
+    # That the probe is armed at all is the hit count's (1000 calls above).
+    check(added[2] > 0 and sum(a > 0 for a in added) >= 4,
+          f"the armed calibration probe adds time: median > 0, in 4 of 5 rounds at least "
+          f"({[round(a) for a in added]} ns per call)")
     cm, nm = next(iter(mechs))
     # The calibration probe goes through the real probes' lookup (by name):
     # by address it was a trap beside ftrace-based real probes on ppc64le.
