@@ -28,6 +28,8 @@
 set -euo pipefail
 arch=$1 src=$2 work=$3 root=$4
 log() { echo "cross_daemon[$arch]: $*" >&2; }
+# shellcheck source=tools/fetchlib.sh
+. "$src/tools/fetchlib.sh"  # apt_fast
 # armhf (32-bit ARM, issue 36): its sysroot also holds GoogleTest, for the
 # unit tests run under qemu-arm (tests/vm/cross_unit_tests.sh).
 extra=()
@@ -47,14 +49,14 @@ toolchain_lib=/usr/$triplet/lib
 # the cross toolchain provides (libc6, libgcc-s1, libstdc++6, gcc-12-base)
 # and libspdlog-dev's test-only catch2; plus the two arch-independent
 # header-only libraries.
-mapfile -t pkgs < <(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+mapfile -t pkgs < <(apt_fast apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
   --no-breaks --no-replaces --no-enhances "libspdlog-dev:$arch" "libsystemd-dev:$arch" \
   "libtracefs-dev:$arch" "libtraceevent-dev:$arch" nlohmann-json3-dev libcli11-dev "${extra[@]}" 2>/dev/null |
   grep -v '^ ' | sort -u |
   grep -E "^[a-z0-9.+-]+(:$arch)?\$" |
   grep -vE '^(libc6|libgcc-s1|libstdc\+\+6|gcc-[0-9]+-base|catch2)(:|$)')
 # One apt-cache call: on a loaded machine each call costs seconds.
-mapfile -t versions < <(apt-cache policy "${pkgs[@]}" 2>/dev/null |
+mapfile -t versions < <(apt_fast apt-cache policy "${pkgs[@]}" 2>/dev/null |
   awk '/^[^ ].*:$/ {p = substr($0, 1, length($0) - 1)} /^ *Candidate:/ {print p "=" $2}')
 [ ${#versions[@]} = ${#pkgs[@]} ] && ! grep -q '=(none)$' <<< "$(printf '%s\n' "${versions[@]}")" ||
   { log "SKIP: no candidate for some of ${pkgs[*]} (apt-get update?)"; exit 77; }
@@ -68,7 +70,7 @@ if [ ! -f "$sysroot/.done" ]; then
   tmp=$(mktemp -d "$cache/.sysroot-$arch.XXXXXX")
   log "fetching ${#versions[@]} packages into $sysroot"
   mkdir -p "$tmp/debs"
-  (cd "$tmp/debs" && apt-get download -q "${versions[@]}") >"$tmp/download.log" 2>&1 ||
+  (cd "$tmp/debs" && apt_fast apt-get download -q "${versions[@]}") >"$tmp/download.log" 2>&1 ||
     { cat "$tmp/download.log" >&2; rm -rf "$tmp"; log "apt-get download failed"; exit 1; }
   for d in "$tmp"/debs/*.deb; do dpkg-deb -x "$d" "$tmp/root"; done
   printf '%s\n' "${versions[@]}" >"$tmp/root/.packages"

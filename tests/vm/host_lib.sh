@@ -2,6 +2,8 @@
 # shellcheck shell=bash disable=SC2034  # sets variables its callers read
 # Sourced by the host-side guest runners (run_vm_test.sh, run_real_guest.sh,
 # vm_test.sh) and tools/abtest.sh.
+# shellcheck source=tools/fetchlib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tools/fetchlib.sh"  # apt_fast
 
 # copy_libs ROOT ELF...: copies into the initramfs tree ROOT the shared
 # libraries (and loader) the host's ELF files need, at the same paths.
@@ -24,7 +26,7 @@ debs_unpacked() {
 	mkdir -p "$cache"
 	du_tmp=$(mktemp -d "$cache/.$name.XXXXXX")
 	mkdir -p "$du_tmp/debs"
-	if ! (cd "$du_tmp/debs" && apt-get download -q "$@") >"$du_tmp/download.log" 2>&1; then
+	if ! (cd "$du_tmp/debs" && apt_fast apt-get download -q "$@") >"$du_tmp/download.log" 2>&1; then
 		cat "$du_tmp/download.log" >&2
 		rm -rf "$du_tmp"
 		return 1
@@ -199,13 +201,13 @@ debian_kernel() {
 	local arch=$1 series=$2 cache=$3 abi_pkg kbuild_pkg common l tmp dir
 	meta=linux-image-$flavour
 	[ "$series" = 6.1 ] || meta=linux-image-$series-$flavour
-	abi_pkg=$(apt-cache depends "$meta:$arch" 2>/dev/null |
+	abi_pkg=$(apt_fast apt-cache depends "$meta:$arch" 2>/dev/null |
 		sed -n "s/^ *Depends: \(linux-image-[0-9][^ :]*-$flavour\)\(:[a-z0-9]*\)\{0,1\}$/\1/p" | awk 'NR == 1')
 	[ -n "$abi_pkg" ] || { dk_why="cannot resolve $meta:$arch (apt-get update?)"; return 1; }
 	abi=${abi_pkg#linux-image-}
 	abi=${abi%-"$flavour"}
-	kver=$(apt-cache policy "$abi_pkg:$arch" | sed -n 's/^ *Candidate: //p')
-	kbuild_pkg=$(apt-cache depends "linux-headers-$abi-$flavour:$arch" |
+	kver=$(apt_fast apt-cache policy "$abi_pkg:$arch" | sed -n 's/^ *Candidate: //p')
+	kbuild_pkg=$(apt_fast apt-cache depends "linux-headers-$abi-$flavour:$arch" |
 		sed -n 's/^ *Depends: \(linux-kbuild-[0-9][^ :]*\)\(:[a-z0-9]*\)\{0,1\}$/\1/p' | awk 'NR == 1')
 	[ -n "$kbuild_pkg" ] || { dk_why="cannot resolve the kbuild package of linux-headers-$abi-$flavour:$arch"; return 1; }
 	dir=$cache/vm-kernel-$abi-$flavour-$kver
@@ -254,10 +256,10 @@ target_python() {
 	ppc64el) triplet=powerpc64le-linux-gnu ;;
 	*) tp_why="no target python for $arch"; return 1 ;;
 	esac
-	mapfile -t pkgs < <(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+	mapfile -t pkgs < <(apt_fast apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
 		--no-breaks --no-replaces --no-enhances "$pyver-minimal:$arch" "lib$pyver-stdlib:$arch" 2>/dev/null |
 		grep -v '^ ' | sort -u | grep -E "^(lib[a-z0-9.+-]*|zlib1g|$pyver-minimal):$arch\$")
-	mapfile -t versions < <(apt-cache policy "${pkgs[@]}" 2>/dev/null |
+	mapfile -t versions < <(apt_fast apt-cache policy "${pkgs[@]}" 2>/dev/null |
 		awk '/^[^ ].*:$/ {p = substr($0, 1, length($0) - 1)} /^ *Candidate:/ {print p "=" $2}')
 	[ ${#pkgs[@]} -gt 2 ] && [ ${#versions[@]} = ${#pkgs[@]} ] &&
 		! grep -q '=(none)$' <<< "$(printf '%s\n' "${versions[@]}")" ||
