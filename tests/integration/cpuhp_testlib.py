@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 
@@ -87,6 +88,19 @@ NO_FIXED_CPU = None if FIXED_CPU is not None else (
 
 def online_file(cpu=CPU):
     return f"{SYS}/cpu{cpu}/online"
+
+
+def wait_online_state(want, timeout, proc=None, cpu=CPU):
+    """Reads cpuN/online every 5 ms until it says WANT ("0" or "1"), TIMEOUT
+    seconds pass (monotonic clock) or PROC (a Popen) has exited; returns the
+    read that ended the wait. Callers decide on that read: a second one could
+    already see the next write's result (vm_real_tests_arm64 failed so once)."""
+    deadline = time.monotonic() + timeout
+    state = read(online_file(cpu))
+    while state != want and time.monotonic() < deadline and (proc is None or proc.poll() is None):
+        time.sleep(0.005)
+        state = read(online_file(cpu))
+    return state
 
 
 def bring_online(cpu=CPU):

@@ -91,9 +91,7 @@ class RealCpuTest(lib.RealCpuCase):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # SIGINT once the run has taken the CPU offline (not after a fixed
         # second: an emulated arm64 guest's start-up alone took longer).
-        deadline = time.monotonic() + 30
-        while read(online_file()) != "0" and time.monotonic() < deadline and p.poll() is None:
-            time.sleep(0.005)
+        lib.wait_online_state("0", 30, proc=p)
         time.sleep(0.2)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
@@ -121,12 +119,7 @@ class RealCpuTest(lib.RealCpuCase):
             deadline = time.monotonic() + timeout
             while ready and time.monotonic() < deadline and not os.path.exists(ready):
                 time.sleep(0.01)
-            # One read decides: a second one could already see the next
-            # online write's result (vm_real_tests_arm64 failed so once).
-            state = read(online_file())
-            while time.monotonic() < deadline and state != "0":
-                time.sleep(0.005)
-                state = read(online_file())
+            state = lib.wait_online_state("0", max(0.0, deadline - time.monotonic()))
             p.kill()
             p.wait()
             self.assertEqual(state, "0", "never saw cpu1 offline")

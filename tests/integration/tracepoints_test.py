@@ -16,7 +16,6 @@ import glob
 import json
 import os
 import subprocess
-import time
 
 import cpuhp_testlib as lib
 from cpuhp_testlib import CPU, online_file, read
@@ -217,9 +216,7 @@ class TracepointsTest(lib.RealCpuCase):
                               "--state-dir", self.state, "--report", self.report,
                               "--interval", "200ms", "--progress", "never", "--tracepoints"],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 20
-        while time.time() < deadline and read(online_file()) != "0":
-            time.sleep(0.005)
+        lib.wait_online_state("0", 20, proc=p)
         p.kill()
         p.wait()
         return p.pid
