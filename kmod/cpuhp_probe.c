@@ -860,25 +860,32 @@ static long cp_ioc_hist(void __user *arg)
 	return copy_to_user(arg, &h, sizeof(h)) ? -EFAULT : 0;
 }
 
-/* CPU C's count of target I: both halves of one moment on a 32-bit kernel. */
-static u64 cp_target_read(int c, u32 i)
+/*
+ * Adds CPU C's row of near-target counts to SUM through ROW, the row copied
+ * in one pass of that CPU's nohz stats seqcount: one moment of the CPU's
+ * counters (and both halves of each u64 on a 32-bit kernel).
+ */
+static void cp_targets_add_row(int c, u64 *sum, u64 *row)
 {
 	const struct cp_nohz_stats *s =
 		per_cpu_ptr(cp_probes[CPUHP_PROBE_NOHZ_TIMER_TARGET].stats, c);
 	unsigned int seq;
-	u64 n;
+	u32 i;
 
 	do {
 		seq = raw_read_seqcount_begin(&s->seq);
-		n = per_cpu_ptr(cp_targets, c)[i];
+		memcpy(row, per_cpu_ptr(cp_targets, c), cp_targets_near * sizeof(u64));
 	} while (read_seqcount_retry(&s->seq, seq));
-	return n;
+	for (i = 0; i < cp_targets_near; i++)
+		sum[i] += row[i];
 }
 
 static long cp_ioc_targets(void __user *arg)
 {
 	struct cpuhp_probe_targets t;
 	u64 __user *out;
+	u64 *sum, v;
+	long ret = 0;
 	u32 i, n;
 	int c;
 
@@ -888,20 +895,25 @@ static long cp_ioc_targets(void __user *arg)
 		return -EINVAL;
 	if (!cp_nohz_placed())
 		return -ENODEV;
+	/* the sums, then one CPU's row */
+	sum = kvcalloc(2 * (size_t)cp_targets_near, sizeof(u64), GFP_KERNEL);
+	if (!sum)
+		return -ENOMEM;
+	for_each_possible_cpu(c)
+		cp_targets_add_row(c, sum, sum + cp_targets_near);
 	out = u64_to_user_ptr(t.counts_ptr);
 	n = min_t(u32, t.nr, nr_cpu_ids);
 	for (i = 0; i < n; i++) {
-		u64 sum = 0;
-
-		if (i < cp_targets_near) {
-			for_each_possible_cpu(c)
-				sum += cp_target_read(c, i);
-		} else {
-			sum = atomic64_read(&cp_targets_far[i - cp_targets_near]);
+		v = i < cp_targets_near ? sum[i] :
+			(u64)atomic64_read(&cp_targets_far[i - cp_targets_near]);
+		if (put_user(v, out + i)) {
+			ret = -EFAULT;
+			break;
 		}
-		if (put_user(sum, out + i))
-			return -EFAULT;
 	}
+	kvfree(sum);
+	if (ret)
+		return ret;
 	t.nr_cpu_ids = nr_cpu_ids;
 	return copy_to_user(arg, &t, sizeof(t)) ? -EFAULT : 0;
 }
