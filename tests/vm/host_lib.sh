@@ -142,12 +142,15 @@ boot_guest_accel() {
 # timer doesn't work!", seen here at load 23 on 2 cores; POWER's
 # nmi_watchdog=0: its hard-lockup detector counts the host's starving of a
 # TCG vCPU, "CPU 0 self-detected hard LOCKUP" 15 s into a 6.12 boot there,
-# before any test ran; soft lockups are still reported).
+# before any test ran; soft lockups are still reported), smp_max (the most
+# vCPUs the guest may have here, empty for no limit: armhf's multi-threaded
+# TCG runs a host thread per vCPU and stalls when they outnumber the CPUs).
 guest_arch_setup() {
 	local tcg="tcg,thread=$2" host
 	host=$(dpkg --print-architecture)
 	cross=()
 	kappend=""
+	smp_max=""
 	case "$1" in
 	amd64)
 		qemu=qemu-system-x86_64 flavour=amd64 console=ttyS0 cc=x86_64-linux-gnu-gcc kimage=vmlinuz
@@ -171,6 +174,7 @@ guest_arch_setup() {
 		# stop_machine of every 32-bit ARM kprobe's text patching met
 		# soft lockups of 26-45 s and an RCU stall.
 		[ "$2" = multi ] || tcg="tcg,thread=multi"
+		smp_max=$(nproc)
 		qemu=qemu-system-arm flavour=armmp-lpae console=ttyAMA0 cc=arm-linux-gnueabihf-gcc kimage=vmlinuz
 		[ "$host" = armhf ] || cross=(ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-)
 		qemu_args=(-M "virt,highmem=off")

@@ -37,9 +37,7 @@ arch=${1:?usage: run_vm_test.sh ARCH BUILD_DIR [SRC_DIR]}
 build=$(realpath "${2:?usage: run_vm_test.sh ARCH BUILD_DIR [SRC_DIR]}")
 src=$(realpath "${3:-$(dirname "$0")/../..}")
 ops=${CPUHP_VM_OPS:-24}
-smp=${CPUHP_VM_SMP:-4}
-# armhf: 2 vCPUs by default, one per host core (host_lib.sh, guest_arch_setup)
-[ "$arch" != armhf ] || smp=${CPUHP_VM_SMP:-2}
+smp=${CPUHP_VM_SMP:-4}  # at most guest_arch_setup's smp_max (armhf: the host's CPUs)
 pattern=${CPUHP_VM_PATTERN:-roundrobin}   # sweep: one row per online level
 extra=${CPUHP_VM_APPEND:-}                 # e.g. nohz_full=1-15
 tcg_thread=${CPUHP_VM_TCG_THREAD:-multi}    # single: one host thread for all vCPUs (no MTTCG)
@@ -77,6 +75,10 @@ daemon=1
 cross=()
 # qemu, flavour, console, cc, cross, qemu_args, kvm_args, tcg_args, kimage
 guest_arch_setup "$arch" "$tcg_thread" || { log "unsupported arch $arch"; exit 2; }
+if [ -n "$smp_max" ] && [ "$smp" -gt "$smp_max" ]; then
+  [ -z "${CPUHP_VM_SMP:-}" ] || { log "CPUHP_VM_SMP=$smp: an $arch guest takes at most $smp_max vCPUs here (a host thread each)"; exit 2; }
+  smp=$smp_max
+fi
 [ "$mode" = kmod ] || daemon=0
 [ "$(uname -m)" = x86_64 ] || skip "the host is $(uname -m), not x86_64: the guest's module and tools are built with the host's gcc for x86-64"
 command -v "$cc" >/dev/null || skip "$cc not installed"
