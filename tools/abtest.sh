@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # tools/abtest.sh: kernel A against kernel B, in QEMU guests, with the module.
 #
-#   tools/abtest.sh --arch amd64|arm64|ppc64el --a KERNEL --b KERNEL --out DIR
+#   tools/abtest.sh --arch amd64|arm64|ppc64el|armhf --a KERNEL --b KERNEL --out DIR
 #                   [--config FILE] [--boots N] [--smp N] [--append ARGS]
 #                   [--a-append ARGS] [--b-append ARGS] [--ops N]
 #                   [--pattern roundrobin|sweep|...] [--loops N]
@@ -18,18 +18,24 @@
 #                     Debian's linux-source package (6.12 from bookworm, 7.2
 #                     from sid) with the patches applied in order (patch -p1),
 #                     built for the guest with tests/vm/src_guest.config
-#                     (amd64: bzImage) or tests/vm/src_guest_ppc64el.config
-#                     (ppc64el, pseries: vmlinux, cross gcc-12)
+#                     (amd64: bzImage), tests/vm/src_guest_ppc64el.config
+#                     (ppc64el, pseries: vmlinux, cross gcc-12) or
+#                     tests/vm/src_guest_armhf.config (armhf, virt
+#                     Cortex-A15: zImage, cross gcc-12)
 #                     (tests/kmatrix/kernel_tree.sh guest; CPUHP_KMATRIX_JOBS
 #                     sets its make -j) and cached by the hash of source,
 #                     config, compiler and patches: a second run builds
 #                     nothing. Not for arm64.
 # Both sides get the same vCPU count, memory, command line (--append; plus
 # --a-append or --b-append on one side: a boot parameter A/B), config and
-# daemon (--build DIR/cpuhp-stress, default build/; cross-built for arm64
-# and ppc64el). Each side's module is built with W=1 against its own tree.
+# daemon (--build DIR/cpuhp-stress, default build/; cross-built for arm64,
+# ppc64el and armhf). Each side's module is built with W=1 against its own tree.
 # Boots alternate A B A B ... (--boots each, default 3), one TCG thread per
-# guest. Each boot (tests/vm/guest_ab.sh) loads the module, runs the daemon
+# guest; armhf: one per vCPU (multi-threaded TCG: one thread hangs a 32-bit
+# ARM guest, tests/vm/host_lib.sh), so --smp is at most the host's CPU count
+# there (default 2), and the console is the PL011 at 115200 as on the
+# seed's board (QEMU's UART does not pace to the baud rate). Each boot
+# (tests/vm/guest_ab.sh) loads the module, runs the daemon
 # once (--ops writes, default 200; the sweep ends by itself) with the config
 # (default: the built-in one plus the kmod source), and must pass
 # tests/vm/ab_check.py (module and daemon exit 0, a valid report, every
@@ -56,7 +62,7 @@ die() {
 	exit 2
 }
 usage() { sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
-arch="" ka="" kb="" out="" config="" boots=3 smp=4 append="" a_append="" b_append="" ops=200
+arch="" ka="" kb="" out="" config="" boots=3 smp=4 smp_given="" append="" a_append="" b_append="" ops=200
 pattern=roundrobin loops=0 build=$repo/build timeout=1200 mem="" thresholds=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -66,7 +72,7 @@ while [ $# -gt 0 ]; do
 		[ $# -ge 2 ] || die "$1 needs a value"
 		case "$1" in
 		--arch) arch=$2 ;; --a) ka=$2 ;; --b) kb=$2 ;; --out) out=$2 ;; --config) config=$2 ;;
-		--boots) boots=$2 ;; --smp) smp=$2 ;; --append) append=$2 ;; --a-append) a_append=$2 ;;
+		--boots) boots=$2 ;; --smp) smp=$2 smp_given=1 ;; --append) append=$2 ;; --a-append) a_append=$2 ;;
 		--b-append) b_append=$2 ;; --ops) ops=$2 ;; --pattern) pattern=$2 ;; --loops) loops=$2 ;;
 		--threshold) thresholds+=(--threshold "$2") ;; --build) build=$2 ;; --timeout) timeout=$2 ;;
 		--mem) mem=$2 ;;
@@ -75,8 +81,8 @@ while [ $# -gt 0 ]; do
 	*) die "unknown argument '$1' (--help)" ;;
 	esac
 done
-case "$arch" in amd64 | arm64 | ppc64el) ;; "") die "--arch is required (amd64, arm64, ppc64el)" ;;
-*) die "--arch $arch: not amd64, arm64 or ppc64el" ;; esac
+case "$arch" in amd64 | arm64 | ppc64el | armhf) ;; "") die "--arch is required (amd64, arm64, ppc64el, armhf)" ;;
+*) die "--arch $arch: not amd64, arm64, ppc64el or armhf" ;; esac
 [ -n "$ka" ] || die "--a KERNEL is required (deb:6.1, IMAGE,KDIR or src:linux-source-6.12[+P.patch])"
 [ -n "$kb" ] || die "--b KERNEL is required (deb:6.1, IMAGE,KDIR or src:linux-source-6.12[+P.patch])"
 [ -n "$out" ] || die "--out DIR is required"
@@ -128,6 +134,11 @@ log() { echo "abtest: $*" >&2; }
 # shellcheck source=tests/vm/host_lib.sh
 . "$repo/tests/vm/host_lib.sh"
 guest_arch_setup "$arch" single
+if [ -n "$smp_max" ] && [ "$smp" -gt "$smp_max" ]; then
+	[ -z "$smp_given" ] || die "--smp $smp: an $arch guest runs one host thread per vCPU: at most $smp_max here"
+	smp=$smp_max
+fi
+[ "$arch" != armhf ] || console=$console,115200  # the seed's board (seed 002)
 command -v "$qemu" >/dev/null || die "$qemu is not installed (tools/setup.sh packages test)"
 command -v "$cc" >/dev/null || die "$cc is not installed (tools/setup.sh packages test)"
 host_arch=$(dpkg --print-architecture)
@@ -147,7 +158,7 @@ side_kernel() {
 		[ $dk = 0 ] || die "--$side $spec: $dk_why"
 		img=$kernel kd=$hdrs ;;
 	src:*)
-		[ "$arch" != arm64 ] || die "--$side $spec: src: builds amd64 and ppc64el guests only (arm64: deb: or IMAGE,KDIR)"
+		[ "$arch" != arm64 ] || die "--$side $spec: src: builds amd64, ppc64el and armhf guests only (arm64: deb: or IMAGE,KDIR)"
 		ver=${spec#src:}
 		ver=${ver%%+*}
 		[[ $spec == *+* ]] && IFS=+ read -r -a patches <<< "${spec#*+}"

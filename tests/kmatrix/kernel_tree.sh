@@ -9,7 +9,7 @@
 #   kernel_tree.sh build CELL [SRC]    builds kmod/ with W=1 against CELL; fails on any warning
 #   kernel_tree.sh debian SERIES ARCH  Debian's headers (+kbuild) root for SERIES 6.1|6.12
 #   kernel_tree.sh image SERIES ARCH   Debian's kernel image + busybox-static root (guests)
-#   kernel_tree.sh guest SERIES amd64|ppc64el [PATCH...]  linux-source-SERIES (+ patches) built for that
+#   kernel_tree.sh guest SERIES amd64|ppc64el|armhf [PATCH...]  linux-source-SERIES (+ patches) built for that
 #                                      guest; prints "TREE IMAGE MAKE_ARG..." (guest_kernel)
 #   kernel_tree.sh guest-config SERIES ARCH [PATCH...]   only that guest's configuration: prints the .config
 #
@@ -272,7 +272,8 @@ src_tree() {
 # IMAGE MAKE_ARG...", the make arguments a module build against TREE needs.
 # Every option of the fragment is checked in the final .config. The objects
 # are deleted after the build: what stays is what an external module build
-# reads. arm64 guests boot Debian's own images.
+# reads. arm64 guests boot Debian's own images; armhf's from source serve
+# seed 002's A/B (docs/ab-seeds.md).
 # CPUHP_KMATRIX_JOBS sets make -j (default: every CPU). Through ccache when
 # it is installed (objects in the cache's ccache/): an A/B's two kernels
 # differ in one patch, so the second build compiles only what the patch
@@ -306,6 +307,8 @@ guest_arch() {
 		g_needs=/usr/include/libelf.h ;;
 	# QEMU's VOF firmware boots vmlinux like Debian's /boot/vmlinux
 	ppc64el) g_fragment=src_guest_ppc64el.config g_target=vmlinux g_image=vmlinux g_needs= ;;
+	# QEMU's virt board passes its device tree to a zImage
+	armhf) g_fragment=src_guest_armhf.config g_target=zImage g_image=arch/arm/boot/zImage g_needs= ;;
 	*) return 1 ;;
 	esac
 	g_fragment=$here/../vm/$g_fragment
@@ -363,7 +366,7 @@ guest_configure() {
 guest_kernel() {
 	local series=$1 key out tmp start p t wrap="" jobs=${CPUHP_KMATRIX_JOBS:-$(nproc)}
 	guest_arch "$2" ||
-		{ log "guest $series $2: kernels from source are built for amd64 and ppc64el guests only"; exit 2; }
+		{ log "guest $series $2: kernels from source are built for amd64, ppc64el and armhf guests only"; exit 2; }
 	shift 2
 	for p in "$@"; do [ -r "$p" ] || die "guest $series: patch $p: cannot read it"; done
 	src_fetch "$series"
@@ -491,8 +494,8 @@ debian) debian_root "${1:?debian SERIES ARCH}" "${2:?debian SERIES ARCH}" ;;
 image) image_root "${1:?image SERIES ARCH}" "${2:?image SERIES ARCH}" ;;
 guest | guest-config)
 	[ "$cmd" = guest ] || guest_config_only=1
-	guest_kernel "${1:?$cmd SERIES amd64|ppc64el [PATCH...]}" "${2:?$cmd SERIES amd64|ppc64el [PATCH...]}" "${@:3}" ;;
-*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH|guest SERIES amd64|ppc64el [PATCH...]|guest-config SERIES amd64|ppc64el [PATCH...]" >&2; exit 2 ;;
+	guest_kernel "${1:?$cmd SERIES amd64|ppc64el|armhf [PATCH...]}" "${2:?$cmd SERIES amd64|ppc64el|armhf [PATCH...]}" "${@:3}" ;;
+*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH|guest SERIES amd64|ppc64el|armhf [PATCH...]|guest-config SERIES amd64|ppc64el|armhf [PATCH...]" >&2; exit 2 ;;
 esac
 }
 # one line: bash has read the whole script before it runs (safe to edit meanwhile)
