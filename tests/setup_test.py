@@ -27,6 +27,12 @@ SRC = None
 
 STUB = r"""#!/bin/sh
 echo "$(basename "$0") $*" >> "$STUB_LOG"
+# STUB_APT_UPDATE_FAILS=N: the first N apt-get updates fail as apt's does
+if [ "$(basename "$0")" = apt-get ] && [ -n "$STUB_APT_UPDATE_FAILS" ]; then
+  case " $* " in *" update "*)
+    [ "$(grep -c '^apt-get .* update' "$STUB_LOG")" -gt "$STUB_APT_UPDATE_FAILS" ] || exit 100 ;;
+  esac
+fi
 case "$(basename "$0") $1" in
 "id -u") echo 0 ;;
 "uname -m") echo "$STUB_MACHINE" ;;
@@ -198,6 +204,22 @@ class SetupTest(unittest.TestCase):
         self.assertEqual(sum(1 for l in log if l.startswith("fetch ")), 3, log)
         self.assertFalse([l for l in log if l.startswith("ctest ")], log)
         self.assertIn("FAILED: fetch", p.stderr)
+
+    def test_a_failed_apt_update_is_tried_again(self):
+        env = {"CPUHP_FETCH_RETRY_S": "0", "STUB_APT_UPDATE_FAILS": "2"}
+        p, log = self.setup_sh("check", junit_xml=junit(("a", "run", "ok")), extra_env=env)
+        updates = [l for l in log if l.startswith("apt-get ") and " update" in l]
+        self.assertEqual(len(updates), 3, log)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("apt-get update failed (attempt 2 of 3)", p.stderr)
+
+    def test_apt_update_failing_three_times_fails_in_one_line(self):
+        env = {"CPUHP_FETCH_RETRY_S": "0", "STUB_APT_UPDATE_FAILS": "3"}
+        p, log = self.setup_sh("check", junit_xml=junit(("a", "run", "ok")), extra_env=env)
+        self.assertNotEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("tools/setup.sh: FAILED: apt-get update (Debian's package index) after 3 "
+                      "attempts", p.stderr)
+        self.assertFalse([l for l in log if " install " in l or l.startswith("cmake")], log)
 
     def test_check_fails_on_an_unexpected_skip(self):
         p, _ = self.setup_sh("check", junit_xml=junit(

@@ -138,6 +138,21 @@ jobs=$(nproc)
 t0=$(date +%s)
 phase() { echo "== $* ($(($(date +%s) - t0)) s)"; }
 
+# apt-get update, up to 3 attempts: a mirror caught in its sync ("File has
+# unexpected size ... Mirror sync in progress?") fails one update and serves
+# the next; still failing, the run fails in one line.
+apt_update() {
+  local try
+  for try in 1 2 3; do
+    apt-get -o DPkg::Lock::Timeout=600 update -qq && return 0
+    [ $try = 3 ] && break
+    echo "tools/setup.sh: apt-get update failed (attempt $try of 3), again in $((try * ${CPUHP_FETCH_RETRY_S:-20})) s" >&2
+    sleep $((try * ${CPUHP_FETCH_RETRY_S:-20}))
+  done
+  echo "tools/setup.sh: FAILED: apt-get update (Debian's package index) after 3 attempts" >&2
+  return 1
+}
+
 install_packages() {  # install_packages TIER
   local missing=() p
   for p in $(packages "$1"); do
@@ -155,12 +170,12 @@ install_packages() {  # install_packages TIER
       grep -qx "$a" <<< "$(dpkg --print-foreign-architectures)" && continue
       dpkg --add-architecture "$a" && added=1
     done
-    [ -z "$added" ] || apt-get -o DPkg::Lock::Timeout=600 update -qq
+    [ -z "$added" ] || apt_update
   fi
   [ ${#missing[@]} -eq 0 ] && return 0
   phase "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  apt_update
   apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
 }
 
