@@ -28,7 +28,13 @@ BUILD = SRC = None
 MODULE = False
 
 STUBS = {
-    "apt-get": 'echo "apt-get $*" >> "$STUB_LOG"; exit "${STUB_APT_RC:-0}"',
+    # installing .deb files puts the binary where the packages would
+    "apt-get": """echo "apt-get $*" >> "$STUB_LOG"
+case "$*" in *.deb*) cp "$STUB_BINARY" "$STUB_INSTALLED/cpuhp-stress" ;; esac
+exit "${STUB_APT_RC:-0}"
+""",
+    "cpuhp-probe-load": 'echo "cpuhp-probe-load $*" >> "$STUB_LOG"',
+    "dkms": 'echo "dkms $*" >> "$STUB_LOG"',
     "cmake": """echo "cmake $*" >> "$STUB_LOG"
 [ -n "${STUB_CMAKE_FAIL:-}" ] && exit 1
 case "$1" in -S) mkdir -p build && cp "$STUB_BINARY" build/cpuhp-stress ;; esac
@@ -58,6 +64,8 @@ class LavaDefinitionTest(unittest.TestCase):
             with open(p, "w") as f:
                 f.write("#!/bin/sh\n" + body + "\n")
             os.chmod(p, 0o755)
+        self.installed = os.path.join(t, "usr-bin")  # what the packages install
+        os.makedirs(self.installed)
         self.cases = os.path.join(t, "cases")
         self.log = os.path.join(t, "log")
 
@@ -88,9 +96,10 @@ class LavaDefinitionTest(unittest.TestCase):
             f.write("\n".join(lines) + "\n")
         for p in (self.cases, self.log):
             open(p, "w").close()
-        e = dict(os.environ, PATH=f"{self.bin}:{os.environ['PATH']}", STUB_LOG=self.log,
+        e = dict(os.environ, PATH=f"{self.bin}:{self.installed}:{os.environ['PATH']}",
+                 STUB_LOG=self.log,
                  STUB_CASES=self.cases, STUB_BINARY=os.path.join(BUILD, "cpuhp-stress"),
-                 CPUHP_LAVA_OUT=os.path.join(self.t, "out"))
+                 CPUHP_LAVA_OUT=os.path.join(self.t, "out"), STUB_INSTALLED=self.installed)
         e.update(env or {})
         p = subprocess.run(["/bin/sh", runsh], capture_output=True, text=True, env=e, timeout=600)
         cases = {}
@@ -191,6 +200,64 @@ class LavaDefinitionTest(unittest.TestCase):
         self.assertEqual(self.result(cases, "build"), "fail")
         for name in ("run", "report", "cpus_online"):
             self.assertEqual(self.result(cases, name), "skip")
+
+    def debs(self, *names):
+        d = os.path.join(self.t, "debs")
+        os.makedirs(d, exist_ok=True)
+        for n in names:
+            with open(os.path.join(d, n), "w") as f:
+                f.write("!<arch>\n")
+        return d
+
+    def test_packages_instead_of_a_build(self):
+        # A directory of CI's packages, with the module: installed in one
+        # apt-get call with the running kernel's headers when it has no build
+        # tree, the DKMS module loaded with cpuhp-probe-load, the installed
+        # binary runs and reports; nothing is built.
+        d = self.debs("cpuhp-stress_0.1.0_amd64.deb", "cpuhp-probe-dkms_0.1.0_all.deb")
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM),
+                                              "PACKAGES": d, "LOAD_MODULE": "true"})
+        self.assert_ended(rc, out)
+        for name, want in (("install", "pass"), ("build", "skip"), ("load_module", "pass"),
+                           ("run", "pass"), ("report", "pass"), ("cpus_online", "pass"),
+                           ("sim.no_operation_errors", "pass")):
+            self.assertEqual(self.result(cases, name), want, name)
+        with open(self.log) as f:
+            log = f.read().splitlines()
+        self.assertFalse([l for l in log if l.startswith("cmake")], log)
+        installs = [l for l in log if l.startswith("apt-get ") and ".deb" in l]
+        self.assertEqual(len(installs), 1, log)
+        self.assertIn("cpuhp-stress_0.1.0_amd64.deb", installs[0])
+        self.assertIn("cpuhp-probe-dkms_0.1.0_all.deb", installs[0])
+        if not os.path.isdir(f"/lib/modules/{os.uname().release}/build"):
+            self.assertIn(f"linux-headers-{os.uname().release}", installs[0].split())
+        self.assertIn("cpuhp-probe-load ", log)
+        self.assertIn("rmmod cpuhp_probe", log)
+        self.assertFalse([l for l in log if l.startswith("insmod")], log)
+
+    def test_packages_by_url(self):
+        d = self.debs("cpuhp-stress_0.1.0_amd64.deb")
+        url = "file://" + os.path.join(d, "cpuhp-stress_0.1.0_amd64.deb")
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM),
+                                              "PACKAGES": url})
+        self.assert_ended(rc, out)
+        self.assertEqual(self.result(cases, "install"), "pass")
+        self.assertEqual(self.result(cases, "run"), "pass")
+        self.assertNotIn("load_module", cases)
+        self.assertTrue(os.path.exists(os.path.join(self.t, "out", "debs",
+                                                    "cpuhp-stress_0.1.0_amd64.deb")))
+
+    def test_packages_that_cannot_be_had_fail_install(self):
+        d = self.debs("cpuhp-stress_0.1.0_amd64.deb")
+        cases, rc, out = self.run_definition({
+            "CONFIG": self.config("c.json", SIM),
+            "PACKAGES": d + "/cpuhp-stress_0.1.0_amd64.deb file:///nonexistent/x.deb"})
+        self.assert_ended(rc, out)
+        self.assertIn("PACKAGES: file:///nonexistent/x.deb: download failed", out)
+        self.assertEqual(self.result(cases, "install"), "fail")
+        for name in ("build", "run", "report", "cpus_online"):
+            self.assertEqual(self.result(cases, name), "skip", name)
+        self.assertFalse(os.path.exists(os.path.join(self.installed, "cpuhp-stress")))
 
     def test_module_step_against_debian_headers(self):
         # Every Debian amd64 header tree the fetch step left: 6.1 always,

@@ -3,15 +3,25 @@
 # The steps of the LAVA test definition configs/lava/cpuhp-stress.yaml, run
 # from the root of a cpuhp-stress checkout on the device. The definition's
 # parameters come in the environment (CONFIG, CPUS, ITERATIONS, DURATION,
-# LOAD_MODULE, KDIR, BASELINE_URL, THRESHOLD).
+# LOAD_MODULE, KDIR, BASELINE_URL, THRESHOLD, PACKAGES).
+#
+# Two ways to the binary and the module: built here from this checkout (the
+# default), or CI's Debian packages (PACKAGES: .deb URLs or paths, space
+# separated, or a directory holding them), installed with apt-get (their
+# dependencies from the device's archive); the module is then
+# cpuhp-probe-dkms's, built by DKMS for the running kernel (its headers are
+# installed with the packages when LOAD_MODULE=true) and loaded with
+# cpuhp-probe-load. The configs come from this checkout either way.
 #
 # LAVA runs each step of a definition in a shell with `set -e`: a step that
 # exits non-zero ends the definition, and whatever it did not record is lost.
 # So this script records a result for every stage in every case and exits 0;
 # the verdicts are the test cases:
-#   install        the packages building needs (apt-get)
-#   build          CMake build of build/cpuhp-stress
-#   load_module    (LOAD_MODULE=true) the module built against KDIR and loaded
+#   install        the packages building needs (apt-get); with PACKAGES,
+#                  CI's packages (downloaded, then apt-get install)
+#   build          CMake build of build/cpuhp-stress (skip with PACKAGES)
+#   load_module    (LOAD_MODULE=true) the module built against KDIR and loaded,
+#                  or with PACKAGES the DKMS one (cpuhp-probe-load)
 #   run            cpuhp-stress run exited 0 (measurement: its exit code)
 #   baseline       (BASELINE_URL set) the baseline report downloaded
 #   report         cpuhp-stress report produced its test cases
@@ -24,7 +34,7 @@
 # A stage that cannot run because an earlier one failed is recorded as skip.
 set -u
 : "${CONFIG:=configs/default.json}" "${CPUS:=}" "${ITERATIONS:=}" "${DURATION:=}"
-: "${LOAD_MODULE:=false}" "${KDIR:=}" "${BASELINE_URL:=}" "${THRESHOLD:=5%}"
+: "${LOAD_MODULE:=false}" "${KDIR:=}" "${BASELINE_URL:=}" "${THRESHOLD:=5%}" "${PACKAGES:=}"
 out=${CPUHP_LAVA_OUT:-/tmp/cpuhp-stress}
 report=$out/report.json
 mkdir -p "$out"
@@ -45,29 +55,77 @@ online_at_start=$(cat /sys/devices/system/cpu/online)
 
 # --- install, build ---------------------------------------------------------------
 export DEBIAN_FRONTEND=noninteractive
-# tools/setup.sh's run tier (lava_definition checks the two agree), curl for
-# the baseline, kmod for insmod, dwarves for the module's BTF (pahole: the
-# kernels with CONFIG_DEBUG_INFO_BTF_MODULES, Debian's 6.12 among them).
-if apt-get update -qq && apt-get install -y -qq --no-install-recommends build-essential cmake \
-    pkg-config libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev libtracefs-dev \
-    libtraceevent-dev curl kmod dwarves; then
-  result install pass
+if [ -n "$PACKAGES" ]; then
+  # CI's packages: each URL downloaded, each path (or directory's *.deb)
+  # copied, then installed in one apt-get call; with the module, the running
+  # kernel's headers beside them, so that DKMS builds it now.
+  debs=$out/debs
+  rm -rf "$debs" && mkdir -p "$debs"
+  got=1
+  headers=""
+  [ "$LOAD_MODULE" != true ] || [ -d "/lib/modules/$(uname -r)/build" ] ||
+    headers="linux-headers-$(uname -r)"
+  apt-get update -qq || true
+  apt-get install -y -qq --no-install-recommends curl kmod || true
+  for p in $PACKAGES; do
+    case $p in
+    *://*) curl -fsSL --retry 3 -o "$debs/${p##*/}" "$p" || { echo "PACKAGES: $p: download failed"; got=""; } ;;
+    *) if [ -d "$p" ]; then
+         cp "$p"/*.deb "$debs/" || { echo "PACKAGES: $p: no .deb in this directory"; got=""; }
+       else
+         cp "$p" "$debs/" || { echo "PACKAGES: $p: cannot read it"; got=""; }
+       fi ;;
+    esac
+  done
+  # shellcheck disable=SC2086 # $headers: one word or none
+  if [ -n "$got" ] && ls "$debs"/*.deb >/dev/null 2>&1 &&
+      apt-get install -y -qq --no-install-recommends "$debs"/*.deb $headers &&
+      command -v cpuhp-stress >/dev/null; then
+    result install pass
+    bin=cpuhp-stress
+    result build skip
+  else
+    result install fail
+    result build skip
+    skip_rest run report cpus_online
+  fi
 else
-  result install fail  # the build below says whether what is there suffices
-fi
-if cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCPUHP_TESTS=OFF -DCPUHP_BENCH=OFF \
-    -DCPUHP_FUZZ=OFF -DCPUHP_SANITIZE=OFF -DCPUHP_WERROR=OFF >"$out/cmake.log" 2>&1 &&
-    cmake --build build -j "$(nproc)" >>"$out/cmake.log" 2>&1; then
-  result build pass
-else
-  tail -30 "$out/cmake.log"
-  result build fail
-  skip_rest run report cpus_online
+  # tools/setup.sh's run tier (lava_definition checks the two agree), curl for
+  # the baseline, kmod for insmod, dwarves for the module's BTF (pahole: the
+  # kernels with CONFIG_DEBUG_INFO_BTF_MODULES, Debian's 6.12 among them).
+  if apt-get update -qq && apt-get install -y -qq --no-install-recommends build-essential cmake \
+      pkg-config libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev libtracefs-dev \
+      libtraceevent-dev curl kmod dwarves; then
+    result install pass
+  else
+    result install fail  # the build below says whether what is there suffices
+  fi
+  if cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCPUHP_TESTS=OFF -DCPUHP_BENCH=OFF \
+      -DCPUHP_FUZZ=OFF -DCPUHP_SANITIZE=OFF -DCPUHP_WERROR=OFF >"$out/cmake.log" 2>&1 &&
+      cmake --build build -j "$(nproc)" >>"$out/cmake.log" 2>&1; then
+    result build pass
+  else
+    tail -30 "$out/cmake.log"
+    result build fail
+    skip_rest run report cpus_online
+  fi
+  bin=build/cpuhp-stress
 fi
 
 # --- the module (kernel-side timing), as kmod/README.md builds it ---------------------
 module_loaded=""
-if [ "$LOAD_MODULE" = true ]; then
+if [ "$LOAD_MODULE" = true ] && [ -n "$PACKAGES" ]; then
+  # DKMS built it when cpuhp-probe-dkms was installed (or did not: its
+  # status says why)
+  if cpuhp-probe-load >"$out/kmod.log" 2>&1; then
+    module_loaded=1
+    result load_module pass
+  else
+    cat "$out/kmod.log"
+    dkms status cpuhp-probe 2>&1 || true
+    result load_module fail  # the run goes on without kernel phases
+  fi
+elif [ "$LOAD_MODULE" = true ]; then
   kdir=${KDIR:-/lib/modules/$(uname -r)/build}
   if [ -z "$KDIR" ] && [ ! -d "$kdir" ]; then
     apt-get install -y -qq --no-install-recommends "linux-headers-$(uname -r)" || true
@@ -88,7 +146,7 @@ set -- --config "$CONFIG" --report "$report" --progress never
 [ -n "$DURATION" ] && set -- "$@" --duration "$DURATION"
 rm -f "$report"
 rc=0
-build/cpuhp-stress run "$@" || rc=$?
+"$bin" run "$@" || rc=$?
 if [ "$rc" = 0 ]; then result run pass 0 exit_code; else result run fail "$rc" exit_code; fi
 
 # --- report: every check a test case ----------------------------------------------------
@@ -109,7 +167,7 @@ else
   # Exit 1: a check failed (its test case says which); 2: the report or an
   # argument was refused (no test cases).
   rc=0
-  build/cpuhp-stress report "$report" --format lava "$@" >"$out/lava.sh" 2>"$out/report.err" || rc=$?
+  "$bin" report "$report" --format lava "$@" >"$out/lava.sh" 2>"$out/report.err" || rc=$?
   cat "$out/report.err"
   if [ "$rc" -le 1 ] && grep -q '^lava-test-case ' "$out/lava.sh"; then
     sh "$out/lava.sh"
@@ -117,7 +175,7 @@ else
   else
     result report fail
   fi
-  build/cpuhp-stress report "$report" --format text || true
+  "$bin" report "$report" --format text || true
 fi
 
 # --- leave the board as found -------------------------------------------------------------
