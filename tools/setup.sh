@@ -9,9 +9,10 @@
 #                         errors) and every test registered there: unit,
 #                         schema, lint, verdicts, the real-CPU tests, the fuzz
 #                         input replays, the systemd units, this harness
-#   tools/setup.sh test   the full tier (.ci/run; < 45 min on a fresh 2-core
-#                         machine): the fetch step (beside the builds), then check's build and
-#                         tests, build-o2/ (-O2: guests, 10 M-op soak),
+#   tools/setup.sh test   the full tier (.ci/run; 51 min on a fresh 2-core
+#                         machine, 2026-12-05, the packages' install aside):
+#                         the fetch step (beside the builds), then check's
+#                         build and tests, build-o2/ (-O2: guests, 10 M-op soak),
 #                         build-fuzz/ (clang + libFuzzer, 60 s per target) and
 #                         build-tsan/ (ThreadSanitizer: the threaded unit tests)
 #   tools/setup.sh fetch  the fetch step alone: every tests/*/fetch, retried
