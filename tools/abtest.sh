@@ -134,11 +134,7 @@ log() { echo "abtest: $*" >&2; }
 # shellcheck source=tests/vm/host_lib.sh
 . "$repo/tests/vm/host_lib.sh"
 guest_arch_setup "$arch" single
-if [ -n "$smp_max" ] && [ "$smp" -gt "$smp_max" ]; then
-	[ -z "$smp_given" ] || die "--smp $smp: an $arch guest runs one host thread per vCPU: at most $smp_max here"
-	smp=$smp_max
-fi
-[ "$arch" != armhf ] || console=$console,115200  # the seed's board (seed 002)
+guest_smp_cap "$smp_given" || die "--smp: $smp_why"
 command -v "$qemu" >/dev/null || die "$qemu is not installed (tools/setup.sh packages test)"
 command -v "$cc" >/dev/null || die "$cc is not installed (tools/setup.sh packages test)"
 host_arch=$(dpkg --print-architecture)

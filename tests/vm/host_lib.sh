@@ -150,7 +150,7 @@ guest_arch_setup() {
 	host=$(dpkg --print-architecture)
 	cross=()
 	kappend=""
-	smp_max=""
+	smp_max="" smp_arch=$1
 	case "$1" in
 	amd64)
 		qemu=qemu-system-x86_64 flavour=amd64 console=ttyS0 cc=x86_64-linux-gnu-gcc kimage=vmlinuz
@@ -175,7 +175,9 @@ guest_arch_setup() {
 		# soft lockups of 26-45 s and an RCU stall.
 		[ "$2" = multi ] || tcg="tcg,thread=multi"
 		smp_max=$(nproc)
-		qemu=qemu-system-arm flavour=armmp-lpae console=ttyAMA0 cc=arm-linux-gnueabihf-gcc kimage=vmlinuz
+		# the PL011 at 115200, as on Debian's armhf boards and seed 002's (QEMU's
+		# UART does not pace to it)
+		qemu=qemu-system-arm flavour=armmp-lpae console=ttyAMA0,115200 cc=arm-linux-gnueabihf-gcc kimage=vmlinuz
 		[ "$host" = armhf ] || cross=(ARCH=arm CROSS_COMPILE=arm-linux-gnueabihf-)
 		qemu_args=(-M "virt,highmem=off")
 		tcg_args=(-accel "$tcg" -cpu cortex-a15) kvm_args=(-accel kvm -cpu host) ;;
@@ -187,6 +189,16 @@ guest_arch_setup() {
 	*) return 2 ;;
 	esac
 	command -v "$cc" >/dev/null || [ "$host" != "$1" ] || cc=gcc
+}
+
+# guest_smp_cap GIVEN: after guest_arch_setup, brings $smp down to smp_max
+# when it is above it; returns 1 with smp_why instead when the user asked
+# for that count (GIVEN non-empty).
+guest_smp_cap() {
+	[ -n "$smp_max" ] && [ "$smp" -gt "$smp_max" ] || return 0
+	smp_why="an $smp_arch guest runs one host thread per vCPU: at most $smp_max here, not $smp"
+	[ -z "$1" ] || return 1
+	smp=$smp_max
 }
 #
 # debian_kernel ARCH SERIES CACHE: Debian's own kernel of SERIES (6.1:

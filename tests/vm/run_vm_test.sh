@@ -75,10 +75,7 @@ daemon=1
 cross=()
 # qemu, flavour, console, cc, cross, qemu_args, kvm_args, tcg_args, kimage
 guest_arch_setup "$arch" "$tcg_thread" || { log "unsupported arch $arch"; exit 2; }
-if [ -n "$smp_max" ] && [ "$smp" -gt "$smp_max" ]; then
-  [ -z "${CPUHP_VM_SMP:-}" ] || { log "CPUHP_VM_SMP=$smp: an $arch guest takes at most $smp_max vCPUs here (a host thread each)"; exit 2; }
-  smp=$smp_max
-fi
+guest_smp_cap "${CPUHP_VM_SMP:-}" || { log "CPUHP_VM_SMP: $smp_why"; exit 2; }
 [ "$mode" = kmod ] || daemon=0
 [ "$(uname -m)" = x86_64 ] || skip "the host is $(uname -m), not x86_64: the guest's module and tools are built with the host's gcc for x86-64"
 command -v "$cc" >/dev/null || skip "$cc not installed"
