@@ -16,6 +16,7 @@ interval), per boot: calls and mean (sum_ns / count).
 bring-ups take). The get_nohz_timer_target table is left out when no boot
 counted a call.
 """
+import csv
 import glob
 import itertools
 import json
@@ -73,7 +74,21 @@ def phases(c, quantiles):
                   f"| {rng(b.get('base_range_ns'))} | {rng(b.get('cand_range_ns'))} |")
 
 
+def consoles(out):
+    """(SIDE, BOOT) -> that boot's console file, from the boots.tsv that
+    tools/abtest.sh writes beside the reports."""
+    paths = {}
+    try:
+        with open(os.path.join(out, "boots.tsv")) as f:
+            for row in csv.DictReader(f, delimiter="\t"):
+                paths[(row["side"].lower(), row["boot"])] = os.path.join(out, row["console"])
+    except OSError:
+        pass
+    return paths
+
+
 def wall(out, boot_files):
+    console = consoles(out)
     print("\nrun wall time per boot (seed 002's figure):\n")
     print("| side | boot | writes | wall s | \"CPUn: shutdown\" lines |")
     print("|---|---|---|---|---|")
@@ -86,9 +101,9 @@ def wall(out, boot_files):
             s = r["run"]["elapsed_ns"] / 1e9
             secs[side].append(s)
             try:
-                with open(os.path.join(out, "console", f"{side}{boot}.log"), errors="replace") as f:
+                with open(console[(side, boot)], errors="replace") as f:
                     lines = str(len(re.findall(r"CPU\d+: shutdown", f.read())))
-            except OSError:
+            except (KeyError, OSError):
                 lines = "-"
             print(f"| {side.upper()} | {boot} | {r['totals']['ops']} | {s:.3f} | {lines} |")
     if secs["a"] and secs["b"]:

@@ -51,14 +51,19 @@ class WallTableTest(unittest.TestCase):
                 os.mkdir(os.path.join(out, side))
             with open(os.path.join(out, "compare.json"), "w") as f:
                 json.dump({"baseline": "A", "candidate": "B", "threshold": 0.05, "rows": []}, f)
+            boots = "side\tboot\tkernel\tseconds\tconsole\n"
             for i, (sa, sb) in enumerate([(10.0, 8.5), (10.2, 8.6), (9.9, 8.4)], 1):
+                # consoles found through boots.tsv, whatever their names
+                boots += f"A\t{i}\tk\t40\tconsole/side-a-{i}.txt\nB\t{i}\tk\t40\tconsole/side-b-{i}.txt\n"
                 for side, s in (("a", sa), ("b", sb)):
                     with open(os.path.join(out, side, f"boot{i}.json"), "w") as f:
                         json.dump(report(s, 1000), f)
-                with open(os.path.join(out, "console", f"a{i}.log"), "w") as f:
+                with open(os.path.join(out, "console", f"side-a-{i}.txt"), "w") as f:
                     f.write("[    1.0] CPU1: shutdown\n" * 500 + "[    2.0] CPU2: shutdown\n")
-                with open(os.path.join(out, "console", f"b{i}.log"), "w") as f:
+                with open(os.path.join(out, "console", f"side-b-{i}.txt"), "w") as f:
                     f.write("==CPUHP== guest up\n")
+            with open(os.path.join(out, "boots.tsv"), "w") as f:
+                f.write(boots)
             p = subprocess.run([sys.executable, TOOL, out], capture_output=True, text=True, check=True)
         self.assertIn("| A | 1 | 1000 | 10.000 | 501 |", p.stdout)
         self.assertIn("| B | 3 | 1000 | 8.400 | 0 |", p.stdout)
