@@ -9,6 +9,8 @@
 #   kernel_tree.sh build CELL [SRC]    builds kmod/ with W=1 against CELL; fails on any warning
 #   kernel_tree.sh debian SERIES ARCH  Debian's headers (+kbuild) root for SERIES 6.1|6.12
 #   kernel_tree.sh image SERIES ARCH   Debian's kernel image + busybox-static root (guests)
+#   kernel_tree.sh sid-guest amd64     Debian's own 7.2 image and a tree for it (sid_guest);
+#                                      prints "TREE IMAGE MAKE_ARG..."
 #   kernel_tree.sh guest SERIES amd64|ppc64el|armhf [PATCH...]  linux-source-SERIES (+ patches) built for that
 #                                      guest; prints "TREE IMAGE MAKE_ARG..." (guest_kernel)
 #   kernel_tree.sh guest-config SERIES ARCH [PATCH...]   only that guest's configuration: prints the .config
@@ -204,6 +206,27 @@ src_vars() {  # src_vars SERIES: src_pkg and its version (sid for 7.2)
 
 src_fetch() { src_vars "$1"; download "$src_pkg=$src_ver"; }
 
+# src_unpack DIR: $src_pkg's source in DIR/$src_pkg, only what Kconfig and
+# modules_prepare read: no documentation, no other architecture's code, no
+# driver/sound/net/fs sources (their Kconfig and Makefiles stay), no
+# perf/selftests. Other architectures keep their Kconfig files (crypto/Kconfig
+# sources every arch/*/crypto/Kconfig).
+src_unpack() {
+	local top=$src_pkg a
+	local ex=(--exclude="$top/Documentation/*.rst" --exclude="$top/Documentation/devicetree"
+		--exclude="$top/Documentation/translations" --exclude="$top/samples/*.c"
+		--exclude="$top/tools/testing" --exclude="$top/tools/perf" --exclude="$top/tools/power"
+		--exclude="$top/drivers/*.c" --exclude="$top/sound/*.c" --exclude="$top/net/*.c"
+		--exclude="$top/fs/*.c" --exclude="$top/drivers/gpu/drm/*.h" --exclude="$top/drivers/net/*.h")
+	for a in alpha arc arm csky hexagon loongarch m68k microblaze mips nios2 openrisc parisc s390 sh sparc um xtensa \
+		x86 arm64 powerpc riscv; do
+		[ "$a" = "$karch" ] || ex+=(--exclude="$top/arch/$a/*.[chS]" --exclude="$top/arch/$a/boot"
+			--exclude="$top/arch/$a/configs" --exclude="$top/arch/$a/*.dts*")
+	done
+	dpkg-deb --fsys-tarfile "$(deb_file "$src_pkg" "$src_ver")" |
+		tar -xO --wildcards "*/$src_pkg.tar.xz" | tar -xJ -C "$1" --wildcards "${ex[@]}"
+}
+
 # src_tree SERIES ARCH: prints the prepared tree
 src_tree() {
 	local series=$1 key out tmp top start o
@@ -211,7 +234,7 @@ src_tree() {
 	src_fetch "$series"
 	# keyed by what makes the tree: this function's code (declare -f drops
 	# comments), the options, the compiler
-	key=$( (declare -f src_tree; echo "$tree_options"; "${cross}gcc-12" --version | head -1) |
+	key=$( (declare -f src_tree src_unpack; echo "$tree_options"; "${cross}gcc-12" --version | head -1) |
 		sha256sum | cut -c1-12)
 	out=$cache/tree-$src_ver-$dpkg_arch-$key
 	[ -f "$out/.config" ] && { echo "$out"; return; }
@@ -224,23 +247,7 @@ src_tree() {
 	tree_tmp=$tmp  # global: the EXIT trap reads it
 	trap 'rm -rf "$tree_tmp"' EXIT
 	top=${src_pkg}
-	# Only what Kconfig and modules_prepare read: no documentation, no
-	# other architecture's code, no driver/sound/net/fs sources (their
-	# Kconfig and Makefiles stay), no perf/selftests.
-	local ex=(--exclude="$top/Documentation/*.rst" --exclude="$top/Documentation/devicetree"
-		--exclude="$top/Documentation/translations" --exclude="$top/samples/*.c"
-		--exclude="$top/tools/testing" --exclude="$top/tools/perf" --exclude="$top/tools/power"
-		--exclude="$top/drivers/*.c" --exclude="$top/sound/*.c" --exclude="$top/net/*.c"
-		--exclude="$top/fs/*.c" --exclude="$top/drivers/gpu/drm/*.h" --exclude="$top/drivers/net/*.h")
-	for a in alpha arc arm csky hexagon loongarch m68k microblaze mips nios2 openrisc parisc s390 sh sparc um xtensa \
-		x86 arm64 powerpc riscv; do
-		# other architectures: only their Kconfig files (crypto/Kconfig
-		# sources every arch/*/crypto/Kconfig)
-		[ "$a" = "$karch" ] || ex+=(--exclude="$top/arch/$a/*.[chS]" --exclude="$top/arch/$a/boot"
-			--exclude="$top/arch/$a/configs" --exclude="$top/arch/$a/*.dts*")
-	done
-	dpkg-deb --fsys-tarfile "$(deb_file "$src_pkg" "$src_ver")" |
-		tar -xO --wildcards "*/$src_pkg.tar.xz" | tar -xJ -C "$tmp" --wildcards "${ex[@]}"
+	src_unpack "$tmp"
 	local mk=(-C "$tmp/$top" ARCH="$karch" CROSS_COMPILE="$cross" HOSTCC=gcc-12 CC="${cross}gcc-12"
 		PAHOLE="$no_pahole" -j"$(nproc)")
 	make -s "${mk[@]}" defconfig >"$tmp/prepare.log" 2>&1 || { cat "$tmp/prepare.log" >&2; die "defconfig failed"; }
@@ -261,6 +268,88 @@ src_tree() {
 	rm -rf "$tmp"
 	log "prepared $out in $(echo "$(date +%s.%N) - $start" | bc | cut -d. -f1) s"
 	echo "$out"
+}
+
+# --- Debian's own 7.2 kernel for a guest ---------------------------------------
+# sid-guest amd64: Debian sid's own kernel image (linux-binary-ABI-amd64, what
+# a lab installs) and a tree to build the module against. sid's headers need
+# gcc 16 to build anything (bookworm has gcc-12), so the tree is sid's
+# linux-source-7.2 of the same version, configured with that kernel's own
+# .config (from linux-headers-ABI-amd64) and prepared with gcc-12; the
+# kernel's release string and Module.symvers come from its headers, so the
+# module's vermagic is the kernel's and modpost checks every symbol it uses.
+# Kconfig under gcc-12 may change only what the toolchain decides
+# (sid_toolchain_options: CC_HAS_*, versions, Rust and what needs Rust); any
+# other option it changes fails the tree, named, since a structure the module
+# shares with the kernel could then differ (struct module follows
+# DEBUG_INFO_BTF, which needs pahole: package dwarves). Debian's config has no
+# MODVERSIONS: the loader checks vermagic and struct module's size.
+# Prints "TREE IMAGE MAKE_ARG..." like guest.
+sid_toolchain_options='^CONFIG_(CC_|GCC_|AS_|LD_|PAHOLE_|RUST|BINDGEN_|TOOLS_SUPPORT_|OPENSSL_SUPPORTS_|AX88796B_RUST_PHY$|AMCC_QT2025_PHY$|DRM_PANIC_SCREEN_QR_)'
+
+# sid_pkgs: sets abi, kver, bin_pkg, hdr_pkg of sid's current kernel for $flavour
+sid_pkgs() {
+	local meta
+	meta=$(apt-cache "${apt_opts[@]}" depends "linux-image-$flavour" 2>/dev/null |
+		sed -n "s/^ *Depends: \(linux-image-[0-9][^ :]*-$flavour\)\$/\1/p" | awk 'NR == 1')
+	[ -n "$meta" ] || die "sid's index names no kernel for linux-image-$flavour"
+	abi=${meta#linux-image-}
+	abi=${abi%-"$flavour"}
+	bin_pkg=linux-binary-$abi-$flavour hdr_pkg=linux-headers-$abi-$flavour
+	kver=$(candidate "$hdr_pkg")
+	[ -n "$kver" ] && [ "$kver" != "(none)" ] || die "sid has no candidate for $hdr_pkg"
+}
+
+sid_fetch() {
+	arch_vars "$1"
+	[ "$dpkg_arch" = amd64 ] || die "sid-guest: Debian's 7.2 image is booted for amd64 guests only (got $dpkg_arch)"
+	src_fetch 7.2
+	sid_pkgs
+	download "$bin_pkg=$kver" "$hdr_pkg=$kver"
+	[ "$kver" = "$src_ver" ] ||
+		die "sid's $src_pkg is $src_ver but its kernel $bin_pkg is $kver: no source for that kernel yet"
+}
+
+sid_guest() {
+	local key out tmp start t h changed
+	sid_fetch "$1"
+	mk_args=(ARCH="$karch" CC=gcc-12 HOSTCC=gcc-12)
+	command -v pahole >/dev/null ||
+		die "pahole not installed (package dwarves; tools/setup.sh installs it): without it Kconfig drops DEBUG_INFO_BTF and the module's struct module is not the kernel's"
+	key=$( (declare -f sid_guest src_unpack; echo "$sid_toolchain_options"; gcc-12 --version | head -1
+		pahole --version) | sha256sum | cut -c1-12)
+	out=$cache/sidguest-$kver-$dpkg_arch-$key
+	[ -f "$out/vmlinuz" ] && { echo "$out $out/vmlinuz ${mk_args[*]}"; return; }
+	exec 8>"$cache/tmp/sidguest-$kver-$dpkg_arch.lock"
+	flock 8
+	[ -f "$out/vmlinuz" ] && { echo "$out $out/vmlinuz ${mk_args[*]}"; return; }
+	start=$(date +%s.%N)
+	tmp=$(mktemp -d "$cache/tmp/sidguest.XXXXXX")
+	tree_tmp=$tmp  # global: the EXIT trap reads it
+	trap 'rm -rf "$tree_tmp"' EXIT
+	src_unpack "$tmp"
+	t=$tmp/$src_pkg h=$tmp/hdr/usr/src/linux-headers-$abi-$flavour
+	dpkg-deb -x "$(deb_file "$hdr_pkg" "$kver")" "$tmp/hdr"
+	cp "$h/.config" "$t/.config"
+	make -s -C "$t" "${mk_args[@]}" olddefconfig >"$tmp/prepare.log" 2>&1 ||
+		{ cat "$tmp/prepare.log" >&2; die "olddefconfig of $hdr_pkg's config failed"; }
+	changed=$(diff <(grep '^CONFIG_' "$h/.config" | sort) <(grep '^CONFIG_' "$t/.config" | sort) |
+		sed -n 's/^[<>] \(CONFIG_[A-Za-z0-9_]*\)=.*/\1/p' | sort -u | grep -Ev "$sid_toolchain_options" || true)
+	[ -z "$changed" ] ||
+		die "Kconfig under gcc-12 changed options of $hdr_pkg's config that are not the toolchain's: $(echo $changed)"
+	make -C "$t" "${mk_args[@]}" -j"${CPUHP_KMATRIX_JOBS:-$(nproc)}" modules_prepare >>"$tmp/prepare.log" 2>&1 ||
+		{ tail -40 "$tmp/prepare.log" >&2; die "modules_prepare failed ($src_pkg $src_ver, $hdr_pkg's config)"; }
+	cp "$h/include/config/kernel.release" "$t/include/config/kernel.release"
+	cp "$h/include/generated/utsrelease.h" "$t/include/generated/utsrelease.h"
+	cp "$h/Module.symvers" "$t/Module.symvers"
+	dpkg-deb --fsys-tarfile "$(deb_file "$bin_pkg" "$kver")" |
+		tar -xO "./usr/lib/modules/$abi-$flavour/vmlinuz" >"$t/vmlinuz"
+	[ -s "$t/vmlinuz" ] || die "$bin_pkg has no usr/lib/modules/$abi-$flavour/vmlinuz"
+	mv "$tmp/prepare.log" "$t/.prepare.log"
+	mv -T "$t" "$out"
+	rm -rf "$tmp"
+	log "prepared $out ($abi-$flavour's config, gcc-12) in $(echo "$(date +%s.%N) - $start" | bc | cut -d. -f1) s"
+	echo "$out $out/vmlinuz ${mk_args[*]}"
 }
 
 # --- guest kernels built from source -----------------------------------------
@@ -420,11 +509,10 @@ cell_kdir() {
 	case " $(echo $all_cells) " in *" $cell "*) ;; *) die "unknown cell '$cell' (kernel_tree.sh cells)" ;; esac
 	case "$cell" in
 	deb*) kdir=$(debian_root "${series#deb}" "$arch") ;;
-	# the amd64 guest's 7.2 kernel (guest_kernel_src7.2_amd64 builds it
-	# anyway): a whole build, so modpost checks the symbols against its
-	# Module.symvers; a second 7.2 amd64 tree would only cost ~100 s more
+	# the tree of Debian's own 7.2 kernel the amd64 guest boots (sid-guest):
+	# with its Module.symvers, so modpost checks the symbols the module uses
 	src7.2-amd64)
-		line=$(guest_kernel 7.2 amd64) || die "$cell: the 7.2 amd64 guest kernel could not be built"
+		line=$(sid_guest amd64) || die "$cell: no tree for Debian's 7.2 amd64 kernel (above)"
 		kdir=${line%% *} ;;
 	src*) kdir=$(src_tree "${series#src}" "$arch") ;;
 	esac
@@ -432,7 +520,8 @@ cell_kdir() {
 	mk_args=(ARCH="$karch")
 	[ -z "$cross" ] || mk_args+=(CROSS_COMPILE="$cross")
 	case "$cell" in
-	src7.2-amd64) src_make_args ;;
+	# no module BTF: pahole would want the kernel's vmlinux
+	src7.2-amd64) read -r -a mk_args <<<"${line#* * }"; mk_args+=(CONFIG_DEBUG_INFO_BTF_MODULES=) ;;
 	# no vmlinux, so no Module.symvers: modpost cannot check the kernel
 	# symbols the module uses; it lists them as warnings (filtered below)
 	src*) src_make_args; mk_args+=(KBUILD_MODPOST_WARN=1) ;;
@@ -446,7 +535,8 @@ cell_fetch() {
 	local series=${1%%-*} arch=${1#*-}
 	case "$series" in
 	deb*) debian_fetch "${series#deb}" "$arch" ;;
-	src*) src_fetch "${series#src}" ;;
+	src*) src_fetch "${series#src}"
+		[ "$1" != src7.2-amd64 ] || sid_fetch amd64 ;;
 	esac
 }
 
@@ -492,10 +582,11 @@ kdir) cell_kdir "${1:?kdir CELL}"; echo "$kdir ${mk_args[*]}" ;;
 build) cell_build "${1:?build CELL [SRC]}" "$(realpath "${2:-$here/../..}")" ;;
 debian) debian_root "${1:?debian SERIES ARCH}" "${2:?debian SERIES ARCH}" ;;
 image) image_root "${1:?image SERIES ARCH}" "${2:?image SERIES ARCH}" ;;
+sid-guest) sid_guest "${1:?sid-guest amd64}" ;;
 guest | guest-config)
 	[ "$cmd" = guest ] || guest_config_only=1
 	guest_kernel "${1:?$cmd SERIES amd64|ppc64el|armhf [PATCH...]}" "${2:?$cmd SERIES amd64|ppc64el|armhf [PATCH...]}" "${@:3}" ;;
-*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH|guest SERIES amd64|ppc64el|armhf [PATCH...]|guest-config SERIES amd64|ppc64el|armhf [PATCH...]" >&2; exit 2 ;;
+*) echo "usage: kernel_tree.sh cells|fetch [CELL..]|kdir CELL|build CELL [SRC]|debian SERIES ARCH|image SERIES ARCH|sid-guest amd64|guest SERIES amd64|ppc64el|armhf [PATCH...]|guest-config SERIES amd64|ppc64el|armhf [PATCH...]" >&2; exit 2 ;;
 esac
 }
 # one line: bash has read the whole script before it runs (safe to edit meanwhile)

@@ -345,9 +345,16 @@ for m in sys.modules.values():
 # against the tree needs: kernel_tree.sh names them). Returns
 # kernel_tree.sh's status (2: no such guest).
 src_guest() {
+	local src=$1 cache=$2
+	shift 2
+	tree_guest "$src" "$cache" guest "$@"
+}
+# tree_guest SRC CACHE KERNEL_TREE_ARG...: the same for any kernel_tree.sh
+# command that prints "TREE IMAGE MAKE_ARG..." (guest, sid-guest)
+tree_guest() {
 	local src=$1 cache=$2 line rc=0
 	shift 2
-	line=$(CPUHP_KMATRIX_CACHE=$cache/kmatrix bash "$src/tests/kmatrix/kernel_tree.sh" guest "$@") || rc=$?
+	line=$(CPUHP_KMATRIX_CACHE=$cache/kmatrix bash "$src/tests/kmatrix/kernel_tree.sh" "$@") || rc=$?
 	[ $rc = 0 ] || return $rc
 	read -r sg_kdir sg_image line <<< "$line"
 	read -r -a sg_kmake <<< "$line"

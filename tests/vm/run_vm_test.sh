@@ -20,8 +20,11 @@
 # Kernel: CPUHP_VM_SERIES picks Debian's series, 6.1 (bookworm's default,
 # linux-image-ARCH) or 6.12 (bookworm's linux-image-6.12-ARCH); the ABI is
 # resolved from that metapackage at run time (host_lib.sh, debian_kernel).
-# CPUHP_VM_SERIES=src7.2 (amd64): sid's linux-source-7.2 built for the guest
-# once per machine (tests/kmatrix/kernel_tree.sh guest, tests/vm/src_guest.config).
+# CPUHP_VM_SERIES=7.2 (amd64): Debian sid's own 7.2 image, the module built
+# against sid's linux-source-7.2 prepared with that kernel's config
+# (tests/kmatrix/kernel_tree.sh sid-guest). CPUHP_VM_SERIES=src7.2 (amd64):
+# sid's linux-source-7.2 built for the guest once per machine
+# (tests/kmatrix/kernel_tree.sh guest, tests/vm/src_guest.config).
 # CPUHP_VM_KERNEL (an image QEMU boots with -kernel) and CPUHP_VM_KDIR (a
 # prepared tree to build the module against, e.g. from `make
 # modules_prepare`) boot a kernel of your own instead; both together.
@@ -50,10 +53,12 @@ own_kernel=${CPUHP_VM_KERNEL:-}
 own_kdir=${CPUHP_VM_KDIR:-}
 case "$series" in
 6.1) slot="" ;;
-[0-9]*.[0-9]*) slot=-$series ;;
+[0-9]*.[0-9]*) slot=-$series
+  [ "$series" != 7.2 ] || [ -z "$own_kernel$own_kdir" ] ||
+    { echo "CPUHP_VM_SERIES=7.2 boots Debian's own 7.2 kernel: unset CPUHP_VM_KERNEL and CPUHP_VM_KDIR" >&2; exit 2; } ;;
 src[0-9]*.[0-9]*) slot=-$series
   [ -z "$own_kernel$own_kdir" ] || { echo "CPUHP_VM_SERIES=$series builds its own kernel: unset CPUHP_VM_KERNEL and CPUHP_VM_KDIR" >&2; exit 2; } ;;
-*) echo "CPUHP_VM_SERIES=$series: not a kernel series like 6.1, 6.12 or src7.2" >&2; exit 2 ;;
+*) echo "CPUHP_VM_SERIES=$series: not a kernel series like 6.1, 6.12, 7.2 or src7.2" >&2; exit 2 ;;
 esac
 if [ -n "$own_kernel$own_kdir" ]; then
   [ -f "$own_kernel" ] && [ -f "$own_kdir/Makefile" ] ||
@@ -106,6 +111,20 @@ src*)
   rc=0
   src_guest "$src" "$cache" "${series#src}" "$arch" || rc=$?
   [ $rc = 0 ] || { log "building the ${series#src} guest kernel failed (above)"; exit $((rc == 2 ? 2 : 1)); }
+  own_kdir=$sg_kdir own_kernel=$sg_image kmake=("${sg_kmake[@]}") ;;
+7.2)
+  # Debian sid's own 7.2 image, the module built against a tree of the same
+  # source with that kernel's config (kernel_tree.sh sid-guest: its headers
+  # need gcc 16)
+  [ "$arch" = amd64 ] || { log "CPUHP_VM_SERIES=7.2: Debian's 7.2 kernel is booted for amd64 guests only"; exit 2; }
+  export CPUHP_KMATRIX_CACHE=$cache/kmatrix
+  if [ -n "$fetch_only" ]; then
+    bash "$src/tests/kmatrix/kernel_tree.sh" fetch src7.2-amd64
+    exit 0
+  fi
+  rc=0
+  tree_guest "$src" "$cache" sid-guest "$arch" || rc=$?
+  [ $rc = 0 ] || { log "preparing Debian's 7.2 kernel and its tree failed (above)"; exit $((rc == 2 ? 2 : 1)); }
   own_kdir=$sg_kdir own_kernel=$sg_image kmake=("${sg_kmake[@]}") ;;
 esac
 if [ -n "$own_kernel" ]; then
