@@ -3,7 +3,10 @@
 # The Debian packages (issue 33 item 1), built as the README says, from a
 # copy of the source tree (the tree under test stays clean):
 #
-#   tests/pkg/deb_test.sh SRC_DIR
+#   tests/pkg/deb_test.sh SRC_DIR [OUT_DIR]
+#
+# OUT_DIR: where both .debs are copied once every check passed (ctest:
+# BUILD/debs, the fixture tests/pkg/deb_install.sh installs from).
 #
 # `dpkg-buildpackage -us -uc -b` must make cpuhp-stress_V_ARCH.deb and
 # cpuhp-probe-dkms_V_all.deb, V being debian/changelog's, kmod/dkms.conf's
@@ -15,7 +18,8 @@
 # source and dkms.conf under /usr/src/cpuhp-probe-V, registered with DKMS by
 # its postinst. Exit 0 pass, 1 fail.
 set -euo pipefail
-src=$(realpath "${1:?usage: deb_test.sh SRC_DIR}")
+src=$(realpath "${1:?usage: deb_test.sh SRC_DIR [OUT_DIR]}")
+out=${2:+$(realpath -m "$2")}
 log() { echo "deb_test: $*"; }
 fails=0
 check() {  # check DESCRIPTION COMMAND...
@@ -89,10 +93,18 @@ check "the loader in /usr/sbin/cpuhp-probe-load, executable, as in the tree" \
 	bash -c 'test -x "$1" && cmp -s kmod/cpuhp-probe-load "$1"' _ "$work/dkms/usr/sbin/cpuhp-probe-load"
 check "the DKMS postinst adds and builds the module" grep -q 'dkms' "$work/dkms/DEBIAN/postinst"
 check "cpuhp-probe-dkms depends on dkms" bash -c 'dpkg-deb -f "$1" Depends | grep -qw dkms' _ "$dkms"
+check "cpuhp-stress neither depends on dkms nor ships module source" \
+	bash -c '! dpkg-deb -f "$1" Depends | grep -qw dkms && [ ! -e "$2/usr/src" ]' _ "$bin" "$work/bin"
+check "cpuhp-stress's maintainer scripts do nothing with DKMS" \
+	bash -c '! cat "$1"/DEBIAN/p* 2>/dev/null | grep -q dkms' _ "$work/bin"
 
 lint=$(lintian --fail-on none --tag-display-limit 0 "$work"/*.changes 2>&1 || true)
 [ -z "$lint" ] || printf '%s\n' "$lint" | sed 's/^/deb_test: lintian: /'
 check "lintian: no error, no warning" bash -c '! grep -Eq "^[EW]: " <<<"$1"' _ "$lint"
 
 [ "$fails" = 0 ] || { log "$fails check(s) failed"; exit 1; }
+if [ -n "$out" ]; then
+	rm -rf "$out" && mkdir -p "$out" && cp "$bin" "$dkms" "$out/" || { log "FAIL: cannot copy the packages to $out"; exit 1; }
+	log "packages in $out"
+fi
 log "packages $ver built and checked"

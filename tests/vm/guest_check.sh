@@ -7,6 +7,19 @@ u=cpuhp-stress@vm.service
 say() { echo "VMTEST: $*" > /dev/console; }
 show() { systemctl show -p "$1" --value "$u"; }
 say "boot=ok cpus=$(cat /sys/devices/system/cpu/online)"
+# The packages (tests/pkg/deb_install.sh): their binary and unit, and the
+# module DKMS built for this kernel (vm_test.sh says whether it did).
+dkms_kernel=no
+# shellcheck source=/dev/null  # written by vm_test.sh: pkg_ver, dkms_kernel
+. /etc/cpuhp-vm-test.env
+say "version=$(/usr/bin/cpuhp-stress --version 2>&1) unit_path=$(systemctl show -p FragmentPath --value "$u")"
+if [ "$dkms_kernel" = yes ]; then
+	out=$(modprobe cpuhp_probe 2>&1)
+	rc=$?
+	[ -z "$out" ] || echo "VMTEST-LOG: modprobe: $out" > /dev/console
+	grep -q '^cpuhp_probe ' /proc/modules && loaded=yes || loaded=no
+	say "modprobe=$rc lsmod=$loaded rmmod=$(rmmod cpuhp_probe; echo $?)"
+fi
 systemctl start "$u"  # Type=notify: returns once READY=1 arrived
 say "start_rc=$? active=$(show ActiveState) sub=$(show SubState)"
 sleep 12

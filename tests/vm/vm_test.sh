@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Proof under real systemd: boots a debootstrap'd Debian 12 (systemd as PID 1,
-# cpuhp-stress and its units installed) in QEMU TCG with 4 vCPUs, from an
-# initramfs made of the whole root file system, and checks from the host what
+# Proof under real systemd: boots a debootstrap'd Debian 12 (systemd as PID 1)
+# with this tree's Debian packages installed by apt and DKMS
+# (tests/pkg/deb_install.sh writes BUILD_DIR/pkg-root/installed.tar; ctest's
+# fixture) in QEMU TCG with 4 vCPUs, from an initramfs made of that root file
+# system, and checks from the host what
 # tests/vm/guest_check.sh reports on the serial console: the unit reaches
 # READY, StatusText shows progress, kill -9 of the main PID restarts it and it
 # resumes from the checkpoint, `systemctl stop` leaves every CPU online, the
 # journal holds the structured fields, the final report records the restart,
-# and a run that finishes with failures (exit 3) is not restarted.
-# The root file system tarball is cached in /var/cache/cpuhp-stress (first run: a few
-# minutes of debootstrap; then about a minute per run).
+# and a run that finishes with failures (exit 3) is not restarted; the
+# packaged binary says the package's version and the module DKMS built for
+# the booted kernel loads with modprobe.
+# The root file system is deb_install's; its base (debootstrap) is cached in
+# /var/cache/cpuhp-stress (first run: a few minutes; then about a minute per run).
 # The guest is the host's architecture (amd64, arm64 virt, ppc64el pseries):
 # its kernel is the newest /boot/vmlinuz-*-FLAVOUR (vmlinux on ppc64el), else
 # Debian's 6.1 image fetched with apt-get download (tests/vm/host_lib.sh);
 # KVM when /dev/kvm runs it, else TCG (boot_guest_accel says which and why).
 # usage: vm_test.sh SOURCE_DIR BUILD_DIR     exit 77: cannot run here
-# CPUHP_VM_FETCH_ONLY=1: only debootstrap the root file system into the
-# cache (tests/vm/fetch) and exit 0.
+# CPUHP_VM_FETCH_ONLY=1: only fetch the kernel into the cache and exit 0.
 set -euo pipefail
 src=$1 build=$2
 [ "$(uname -m)" = x86_64 ] || { echo "vm test: SKIP: the host is $(uname -m), not x86_64 (the guest boots the host's amd64 kernel)"; exit 77; }
@@ -38,29 +41,24 @@ if [ -z "$kernel" ]; then
   [ $dk = 1 ] && { echo "vm test: SKIP: no /boot/$kimage-*-$flavour and $dk_why"; exit 77; }
   [ $dk = 0 ] || { echo "vm test: no /boot/$kimage-*-$flavour and $dk_why"; exit 1; }
 fi
-# The root file system is a pure function of build_rootfs.sh and Debian's
-# archive: cache it for the machine (like apt's own cache), keyed by the
-# script's hash, so clean clones do not debootstrap again. A new machine or a
-# changed script builds it anew.
-mkdir -p "$cache"
-key=$(sha256sum "$src/tests/vm/build_rootfs.sh" | cut -c1-16)
-rootfs_tar=$cache/rootfs-bookworm-$key.tar
-if [ ! -s "$rootfs_tar" ]; then
-  command -v debootstrap >/dev/null || { echo "vm test: debootstrap missing"; exit 77; }
-  echo "vm test: debootstrap (cached in $rootfs_tar)"
-  "$src/tests/vm/build_rootfs.sh" "$rootfs_tar"
-fi
 [ -z "${CPUHP_VM_FETCH_ONLY:-}" ] || exit 0
+installed=$build/pkg-root/installed.tar
+[ -s "$installed" ] ||
+  { echo "vm test: no $installed: tests/pkg/deb_install.sh SRC $build installs the packages first (ctest: deb_install)"; exit 1; }
 root=$(mktemp -d /var/tmp/cpuhp-vmroot.XXXXXX)
 trap 'rm -rf "$root"' EXIT
-tar -C "$root" -xf "$rootfs_tar"
-install -D -m755 "$build/cpuhp-stress" "$root/usr/local/bin/cpuhp-stress"
-install -D -m644 "$src/configs/soak-24h.json" "$root/usr/local/share/cpuhp-stress/configs/soak-24h.json"
+tar -C "$root" -xf "$installed"
+# What the test adds: its configs and its checker; the binary, the units and
+# the module are the packages'.
+pkg_ver=$(cat "$build/pkg-root/version")
+kernel_ver=$(basename "$kernel")
+kernel_ver=${kernel_ver#"$kimage"-}
+dkms_kernel=no
+grep -qx "$kernel_ver" "$build/pkg-root/kernels" && dkms_kernel=yes
+printf 'pkg_ver=%s\ndkms_kernel=%s\n' "$pkg_ver" "$dkms_kernel" > "$root/etc/cpuhp-vm-test.env"
 install -D -m644 "$src/tests/vm/vm.json" "$root/etc/cpuhp-stress/vm.json"
 install -D -m644 "$src/tests/vm/vm-fails.json" "$root/etc/cpuhp-stress/fails.json"
 echo '{"iterations": 10, "no_such_key": 1}' > "$root/etc/cpuhp-stress/bad.json"
-install -D -m644 "$src/systemd/cpuhp-stress.service" "$root/etc/systemd/system/cpuhp-stress.service"
-install -D -m644 "$src/systemd/cpuhp-stress@.service" "$root/etc/systemd/system/cpuhp-stress@.service"
 install -D -m755 "$src/tests/vm/guest_check.sh" "$root/usr/local/bin/guest_check.sh"
 install -D -m644 "$src/tests/vm/vm-check.service" "$root/etc/systemd/system/vm-check.service"
 ln -sf /etc/systemd/system/vm-check.service "$root/etc/systemd/system/multi-user.target.wants/vm-check.service"
@@ -80,6 +78,13 @@ v() { sed -n "s/^VMTEST: .*\b$1=\([^ ]*\).*/\1/p" "$work/vmtest.txt" | awk 'NR =
 fail=0
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }
 check "guest finished" "grep -q '^VMTEST: done' $work/vmtest.txt"
+check "the packaged /usr/bin/cpuhp-stress says the package's version ($pkg_ver)" "[ '$(v version)' = '$pkg_ver' ]"
+check "the unit that ran is the package's (/lib/systemd/system)" "[ '$(v unit_path)' = /lib/systemd/system/cpuhp-stress@.service ]"
+if [ "$dkms_kernel" = yes ]; then
+  check "modprobe loads the module DKMS built for $kernel_ver, rmmod unloads it" "[ '$(v modprobe)' = 0 ] && [ '$(v lsmod)' = yes ] && [ '$(v rmmod)' = 0 ]"
+else
+  echo "vm test: $kernel_ver (a /boot kernel) is not one deb_install installed headers for: no DKMS module to load"
+fi
 check "unit reached READY (start returned 0, active/running)" "[ '$(v start_rc)' = 0 ] && [ '$(v active)' = active ]"
 check "StatusText shows progress" "grep -q '^VMTEST: status=ops [1-9]' $work/vmtest.txt"
 check "checkpoint written" "[ '$(v checkpoint)' = yes ]"
