@@ -35,6 +35,9 @@ debs_unpacked() {
 	rm -rf "$du_tmp/debs"
 }
 #
+# _trap_cmd WORD...: the command of `trap -p SIGNAL`'s output (trap -- CMD SIGNAL)
+_trap_cmd() { printf '%s' "${3:-}"; }
+#
 # boot_guest WORK TIMEOUT_S QEMU ARGS...: runs QEMU (its stdin /dev/null)
 # with the serial console in WORK/console.raw and sets qrc to its exit
 # status. Everything is on the console once the guest prints
@@ -47,13 +50,17 @@ debs_unpacked() {
 # (default "==CPUHP== guest up", the first line of every /init here) N s
 # after the start (or that ended before) is stopped and guest_up is 0
 # (else 1): boot_guest_accel's KVM try.
+# The caller's EXIT trap (a temporary root to remove, ...) still runs: while
+# QEMU runs after stopping it, and again the caller's own once it is done.
 boot_guest() {
-	local work=$1 limit=$2 start_s=$SECONDS
+	local work=$1 limit=$2 start_s=$SECONDS prev_trap prev_cmd
 	shift 2
 	guest_up=1
+	prev_trap=$(trap -p EXIT)
+	prev_cmd=$(eval "_trap_cmd $prev_trap")
 	timeout --foreground -k 5 "$limit" "$@" </dev/null >"$work/console.raw" 2>&1 &
 	guest_qpid=$!
-	trap 'kill "$guest_qpid" 2>/dev/null' EXIT
+	trap 'kill "$guest_qpid" 2>/dev/null; '"$prev_cmd" EXIT
 	while kill -0 "$guest_qpid" 2>/dev/null; do
 		if [ -n "${guest_up_within:-}" ] && ! grep -q "${guest_up_mark:-==CPUHP== guest up}" "$work/console.raw" 2>/dev/null &&
 			[ $((SECONDS - start_s)) -ge "$guest_up_within" ]; then
@@ -73,7 +80,7 @@ boot_guest() {
 	done
 	qrc=0
 	wait "$guest_qpid" || qrc=$?
-	trap - EXIT
+	if [ -n "$prev_trap" ]; then eval "$prev_trap"; else trap - EXIT; fi
 	[ -z "${guest_up_within:-}" ] || grep -q "${guest_up_mark:-==CPUHP== guest up}" "$work/console.raw" || guest_up=0
 	tr -d '\r' <"$work/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >"$work/console.log"
 }
