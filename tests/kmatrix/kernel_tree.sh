@@ -206,6 +206,24 @@ src_vars() {  # src_vars SERIES: src_pkg and its version (sid for 7.2)
 
 src_fetch() { src_vars "$1"; download "$src_pkg=$src_ver"; }
 
+# cache_wait OUT MARK LOCKNAME: 0 when OUT/MARK is in the cache, made
+# before or by a concurrent run this one waited for (flock on
+# cache/tmp/LOCKNAME.lock, held on fd 8 until exit); else 1, the lock held.
+cache_wait() {
+	[ -f "$1/$2" ] && return 0
+	exec 8>"$cache/tmp/$3.lock"
+	flock 8
+	[ -f "$1/$2" ]
+}
+
+# cache_tmp NAME: sets tmp, a new directory under cache/tmp removed on exit
+# (what is kept is renamed out of it first)
+cache_tmp() {
+	tmp=$(mktemp -d "$cache/tmp/$1.XXXXXX")
+	tree_tmp=$tmp  # global: the EXIT trap reads it
+	trap 'rm -rf "$tree_tmp"' EXIT
+}
+
 # src_unpack DIR: $src_pkg's source in DIR/$src_pkg, only what Kconfig and
 # modules_prepare read: no documentation, no other architecture's code, no
 # driver/sound/net/fs sources (their Kconfig and Makefiles stay), no
@@ -237,15 +255,10 @@ src_tree() {
 	key=$( (declare -f src_tree src_unpack; echo "$tree_options"; "${cross}gcc-12" --version | head -1) |
 		sha256sum | cut -c1-12)
 	out=$cache/tree-$src_ver-$dpkg_arch-$key
-	[ -f "$out/.config" ] && { echo "$out"; return; }
-	exec 8>"$cache/tmp/tree-$src_ver-$dpkg_arch.lock"
-	flock 8
-	[ -f "$out/.config" ] && { echo "$out"; return; }
+	cache_wait "$out" .config "tree-$src_ver-$dpkg_arch" && { echo "$out"; return; }
 	command -v "${cross}gcc" >/dev/null || die "${cross}gcc not installed (tools/setup.sh installs it)"
 	start=$(date +%s.%N)
-	tmp=$(mktemp -d "$cache/tmp/tree.XXXXXX")
-	tree_tmp=$tmp  # global: the EXIT trap reads it
-	trap 'rm -rf "$tree_tmp"' EXIT
+	cache_tmp tree
 	top=${src_pkg}
 	src_unpack "$tmp"
 	local mk=(-C "$tmp/$top" ARCH="$karch" CROSS_COMPILE="$cross" HOSTCC=gcc-12 CC="${cross}gcc-12"
@@ -319,14 +332,9 @@ sid_guest() {
 	key=$( (declare -f sid_guest src_unpack; echo "$sid_toolchain_options"; gcc-12 --version | head -1
 		pahole --version) | sha256sum | cut -c1-12)
 	out=$cache/sidguest-$kver-$dpkg_arch-$key
-	[ -f "$out/vmlinuz" ] && { echo "$out $out/vmlinuz ${mk_args[*]}"; return; }
-	exec 8>"$cache/tmp/sidguest-$kver-$dpkg_arch.lock"
-	flock 8
-	[ -f "$out/vmlinuz" ] && { echo "$out $out/vmlinuz ${mk_args[*]}"; return; }
+	cache_wait "$out" vmlinuz "sidguest-$kver-$dpkg_arch" && { echo "$out $out/vmlinuz ${mk_args[*]}"; return; }
 	start=$(date +%s.%N)
-	tmp=$(mktemp -d "$cache/tmp/sidguest.XXXXXX")
-	tree_tmp=$tmp  # global: the EXIT trap reads it
-	trap 'rm -rf "$tree_tmp"' EXIT
+	cache_tmp sidguest
 	src_unpack "$tmp"
 	t=$tmp/$src_pkg h=$tmp/hdr/usr/src/linux-headers-$abi-$flavour
 	dpkg-deb -x "$(deb_file "$hdr_pkg" "$kver")" "$tmp/hdr"
@@ -468,16 +476,12 @@ guest_kernel() {
 		printf '%s\n' "$dpkg_arch" "$g_target" "$g_image" "$no_pahole" "${guest_excludes[@]}"
 		cat "$g_fragment"; "$g_cc" --version | head -1; cat "$@") | sha256sum | cut -c1-12)
 	out=$cache/guest-$src_ver-$dpkg_arch$([ $# = 0 ] || echo "-$#p")-$key
-	if [ "${guest_config_only:-0}" = 0 ]; then
-		[ -f "$out/$g_image" ] && { echo "$out $out/$g_image ${mk_args[*]}"; return; }
-		exec 8>"$cache/tmp/guest-$src_ver-$dpkg_arch.lock"
-		flock 8
-		[ -f "$out/$g_image" ] && { echo "$out $out/$g_image ${mk_args[*]}"; return; }
+	if [ "${guest_config_only:-0}" = 0 ] && cache_wait "$out" "$g_image" "guest-$src_ver-$dpkg_arch"; then
+		echo "$out $out/$g_image ${mk_args[*]}"
+		return
 	fi
 	start=$(date +%s.%N)
-	tmp=$(mktemp -d "$cache/tmp/guest.XXXXXX")
-	tree_tmp=$tmp  # global: the EXIT trap reads it
-	trap 'rm -rf "$tree_tmp"' EXIT
+	cache_tmp guest
 	guest_unpack "$tmp" "$@"
 	if command -v ccache >/dev/null; then
 		wrap=ccache

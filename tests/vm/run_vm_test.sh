@@ -100,31 +100,26 @@ grep -qx "$arch" <<< "$(dpkg --print-foreign-architectures)" || [ "$arch" = "$(d
 busybox=""
 kmake=()  # make arguments the module build needs for this tree
 case "$series" in
-src*)
-  # linux-source-SERIES built for this guest, cached (kernel_tree.sh guest;
-  # its linux-source deb is the compile matrix's download).
-  export CPUHP_KMATRIX_CACHE=$cache/kmatrix
-  if [ -n "$fetch_only" ]; then
-    bash "$src/tests/kmatrix/kernel_tree.sh" fetch "$series-$arch"
-    exit 0
-  fi
-  rc=0
-  src_guest "$src" "$cache" "${series#src}" "$arch" || rc=$?
-  [ $rc = 0 ] || { log "building the ${series#src} guest kernel failed (above)"; exit $((rc == 2 ? 2 : 1)); }
-  own_kdir=$sg_kdir own_kernel=$sg_image kmake=("${sg_kmake[@]}") ;;
-7.2)
-  # Debian sid's own 7.2 image, the module built against a tree of the same
+src* | 7.2)
+  # src*: linux-source-SERIES built for this guest, cached (kernel_tree.sh
+  # guest; its linux-source deb is the compile matrix's download). 7.2:
+  # Debian sid's own image, the module built against a tree of the same
   # source with that kernel's config (kernel_tree.sh sid-guest: its headers
-  # need gcc 16)
-  [ "$arch" = amd64 ] || { log "CPUHP_VM_SERIES=7.2: Debian's 7.2 kernel is booted for amd64 guests only"; exit 2; }
+  # need gcc 16).
+  if [ "$series" = 7.2 ]; then
+    [ "$arch" = amd64 ] || { log "CPUHP_VM_SERIES=7.2: Debian's 7.2 kernel is booted for amd64 guests only"; exit 2; }
+    tree_args=(sid-guest "$arch") cell=src7.2-amd64 what="preparing Debian's 7.2 kernel and its tree"
+  else
+    tree_args=(guest "${series#src}" "$arch") cell=$series-$arch what="building the ${series#src} guest kernel"
+  fi
   export CPUHP_KMATRIX_CACHE=$cache/kmatrix
   if [ -n "$fetch_only" ]; then
-    bash "$src/tests/kmatrix/kernel_tree.sh" fetch src7.2-amd64
+    bash "$src/tests/kmatrix/kernel_tree.sh" fetch "$cell"
     exit 0
   fi
   rc=0
-  tree_guest "$src" "$cache" sid-guest "$arch" || rc=$?
-  [ $rc = 0 ] || { log "preparing Debian's 7.2 kernel and its tree failed (above)"; exit $((rc == 2 ? 2 : 1)); }
+  tree_guest "$src" "$cache" "${tree_args[@]}" || rc=$?
+  [ $rc = 0 ] || { log "$what failed (above)"; exit $((rc == 2 ? 2 : 1)); }
   own_kdir=$sg_kdir own_kernel=$sg_image kmake=("${sg_kmake[@]}") ;;
 esac
 if [ -n "$own_kernel" ]; then
