@@ -39,7 +39,7 @@ exit "${STUB_APT_RC:-0}"
 [ -n "${STUB_CMAKE_FAIL:-}" ] && exit 1
 case "$1" in -S) mkdir -p build && cp "$STUB_BINARY" build/cpuhp-stress ;; esac
 exit 0""",
-    "insmod": 'echo "insmod $*" >> "$STUB_LOG"',
+    "insmod": 'echo "insmod $*" >> "$STUB_LOG"; exit "${STUB_INSMOD_RC:-0}"',
     "rmmod": 'echo "rmmod $*" >> "$STUB_LOG"',
     "lava-test-case": 'echo "$*" >> "$STUB_CASES"',
 }
@@ -114,6 +114,12 @@ class LavaDefinitionTest(unittest.TestCase):
         self.assertEqual(len(cases[name]), 1, cases[name])
         args = cases[name][0]
         return args[args.index("--result") + 1]
+
+    def assert_installed_and_loaded(self, cases):
+        for name, want in (("install", "pass"), ("build", "skip"), ("load_module", "pass"),
+                           ("run", "pass"), ("report", "pass"), ("cpus_online", "pass"),
+                           ("sim.no_operation_errors", "pass")):
+            self.assertEqual(self.result(cases, name), want, name)
 
     def assert_ended(self, rc, out):
         self.assertEqual(rc, 0, out[-3000:])
@@ -218,10 +224,7 @@ class LavaDefinitionTest(unittest.TestCase):
         cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM),
                                               "PACKAGES": d, "LOAD_MODULE": "true"})
         self.assert_ended(rc, out)
-        for name, want in (("install", "pass"), ("build", "skip"), ("load_module", "pass"),
-                           ("run", "pass"), ("report", "pass"), ("cpus_online", "pass"),
-                           ("sim.no_operation_errors", "pass")):
-            self.assertEqual(self.result(cases, name), want, name)
+        self.assert_installed_and_loaded(cases)
         with open(self.log) as f:
             log = f.read().splitlines()
         self.assertFalse([l for l in log if l.startswith("cmake")], log)
@@ -258,6 +261,42 @@ class LavaDefinitionTest(unittest.TestCase):
         for name in ("build", "run", "report", "cpus_online"):
             self.assertEqual(self.result(cases, name), "skip", name)
         self.assertFalse(os.path.exists(os.path.join(self.installed, "cpuhp-stress")))
+
+    def test_binary_and_module_of_the_image(self):
+        # BINARY and MODULE: what the image carries runs and loads; nothing is
+        # installed, built or fetched, not even with PACKAGES beside them.
+        ko = os.path.join(self.t, "cpuhp_probe.ko")
+        open(ko, "w").close()
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM),
+                                              "BINARY": os.path.join(BUILD, "cpuhp-stress"),
+                                              "LOAD_MODULE": "true", "MODULE": ko})
+        self.assert_ended(rc, out)
+        self.assert_installed_and_loaded(cases)
+        with open(self.log) as f:
+            log = f.read().splitlines()
+        self.assertEqual(log, [f"insmod {ko}", "rmmod cpuhp_probe"])
+
+    def test_binary_that_does_not_run_fails_install(self):
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM),
+                                              "BINARY": "/nonexistent/cpuhp-stress"})
+        self.assert_ended(rc, out)
+        self.assertIn("BINARY: /nonexistent/cpuhp-stress: does not run", out)
+        self.assertEqual(self.result(cases, "install"), "fail")
+        for name in ("build", "run", "report", "cpus_online"):
+            self.assertEqual(self.result(cases, name), "skip", name)
+
+    def test_module_that_does_not_load_is_a_failed_stage(self):
+        # insmod refuses it: load_module fails, the run goes on without it.
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM),
+                                              "BINARY": os.path.join(BUILD, "cpuhp-stress"),
+                                              "LOAD_MODULE": "true", "MODULE": "/nonexistent.ko"},
+                                             env={"STUB_INSMOD_RC": "1"})
+        self.assert_ended(rc, out)
+        self.assertIn("MODULE: /nonexistent.ko: insmod failed", out)
+        self.assertEqual(self.result(cases, "load_module"), "fail")
+        self.assertEqual(self.result(cases, "run"), "pass")
+        with open(self.log) as f:
+            self.assertNotIn("rmmod cpuhp_probe", f.read())
 
     def test_module_step_against_debian_headers(self):
         # Every Debian amd64 header tree the fetch step left: 6.1 always,

@@ -435,7 +435,20 @@ class LavaYamlTest(unittest.TestCase):
             self.assertIn("$" + k, text, k)
 
     def test_example_job(self):
-        j = self.load("example-job.yaml")
+        self.check_job("example-job.yaml")
+
+    def test_qemu_jobs(self):
+        # the jobs tests/lava runs with lava-run, one per architecture
+        jobs = sorted(os.listdir(os.path.join(SRC, "configs", "lava", "jobs")))
+        self.assertEqual(jobs, ["qemu-amd64.yaml", "qemu-arm64.yaml", "qemu-ppc64el.yaml"])
+        for name in jobs:
+            with self.subTest(job=name):
+                self.check_job("jobs/" + name)
+                self.assertTrue(os.path.exists(os.path.join(
+                    SRC, "configs", "lava", "devices", name.replace(".yaml", ".jinja2"))))
+
+    def check_job(self, name):
+        j = self.load(name)
         for k in ("device_type", "job_name", "visibility", "priority"):
             self.assertIn(k, j)
         self.assertIn(j["visibility"], ("public", "personal")) if isinstance(j["visibility"], str) else None

@@ -51,7 +51,10 @@ pkgs_check=("${pkgs_run[@]}" libgtest-dev python3 python3-jsonschema python3-yam
 # tests/kmatrix: gcc-12, riscv64 cross gcc, libssl-dev, xz-utils; dwarves:
 # pahole, which the module's build needs against headers with BTF, as
 # Debian's 6.12; debhelper, dh-dkms, dkms and lintian: tests/pkg builds and
-# checks the Debian packages).
+# checks the Debian packages; the python3 modules lava-dispatcher imports:
+# tests/lava runs LAVA's lava-run, unpacked from Debian's packages, since
+# installing lava-dispatcher pulls ~130 packages, libguestfs and libvirt among
+# them, that these jobs never use).
 pkgs_test=("${pkgs_check[@]}" libbenchmark-dev clang libclang-rt-14-dev
            qemu-system-x86 busybox-static cpio debootstrap linux-image-amd64
            flex bison libelf-dev
@@ -59,7 +62,10 @@ pkgs_test=("${pkgs_check[@]}" libbenchmark-dev clang libclang-rt-14-dev
            gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
            gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
            qemu-system-ppc gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf qemu-user
-           debhelper dh-dkms dkms lintian)
+           debhelper dh-dkms dkms lintian
+           python3-jinja2 python3-pexpect python3-requests python3-configobj python3-magic
+           python3-netifaces python3-pyudev python3-setproctitle python3-tz python3-voluptuous
+           python3-aiohttp)
 packages() {  # packages TIER: one per line
   case "$1" in
   run) printf '%s\n' "${pkgs_run[@]}" ;;
@@ -113,14 +119,14 @@ cmake_args() {  # cmake_args DIR
 # tests once, in build-asan (build-o2 registers none: CPUHP_REAL_TESTS=OFF;
 # its binary hotplugs real CPUs in vm_real_tests' guest); build-o2 runs only
 # what the sanitizer tree cannot (guests, the 10 M-op soak, the module's
-# kernel matrix, tools/abtest.sh end to end, the Debian packages). Tests that need the fetch
+# kernel matrix, tools/abtest.sh end to end, the Debian packages, LAVA's jobs). Tests that need the fetch
 # step's downloads are registered only outside the sanitizer tree (if(NOT
 # CPUHP_SANITIZE)): check runs everything build-asan has, and fetches
 # nothing.
 ctest_select() {
   case "$1" in
   build-asan) echo "" ;;
-  build-o2) echo "-L ^(vm|scale|kmatrix|ab|pkg)$" ;;
+  build-o2) echo "-L ^(vm|scale|kmatrix|ab|pkg|lava)$" ;;
   build-fuzz) echo "" ;;
   build-tsan) echo "-L ^tsan$" ;;
   esac

@@ -3,25 +3,32 @@
 # The steps of the LAVA test definition configs/lava/cpuhp-stress.yaml, run
 # from the root of a cpuhp-stress checkout on the device. The definition's
 # parameters come in the environment (CONFIG, CPUS, ITERATIONS, DURATION,
-# LOAD_MODULE, KDIR, BASELINE_URL, THRESHOLD, PACKAGES).
+# LOAD_MODULE, KDIR, BASELINE_URL, THRESHOLD, PACKAGES, BINARY, MODULE).
 #
-# Two ways to the binary and the module: built here from this checkout (the
-# default), or CI's Debian packages (PACKAGES: .deb URLs or paths, space
-# separated, or a directory holding them), installed with apt-get (their
-# dependencies from the device's archive); the module is then
-# cpuhp-probe-dkms's, built by DKMS for the running kernel (its headers are
-# installed with the packages when LOAD_MODULE=true) and loaded with
-# cpuhp-probe-load. The configs come from this checkout either way.
+# Three ways to the binary: built here from this checkout (the default), CI's
+# Debian packages (PACKAGES: .deb URLs or paths, space separated, or a
+# directory holding them), installed with apt-get (their dependencies from
+# the device's archive), or one the device's image already carries (BINARY:
+# its path; e.g. a cross-built daemon where no package exists for the
+# architecture). The module (LOAD_MODULE=true): built here against KDIR, or
+# with PACKAGES cpuhp-probe-dkms's, built by DKMS for the running kernel (its
+# headers are installed with the packages) and loaded with cpuhp-probe-load,
+# or one the image carries (MODULE: the .ko built for the running kernel,
+# loaded with insmod; it wins over the other two). The configs come from
+# this checkout in every case.
 #
 # LAVA runs each step of a definition in a shell with `set -e`: a step that
 # exits non-zero ends the definition, and whatever it did not record is lost.
 # So this script records a result for every stage in every case and exits 0;
 # the verdicts are the test cases:
 #   install        the packages building needs (apt-get); with PACKAGES,
-#                  CI's packages (downloaded, then apt-get install)
-#   build          CMake build of build/cpuhp-stress (skip with PACKAGES)
-#   load_module    (LOAD_MODULE=true) the module built against KDIR and loaded,
-#                  or with PACKAGES the DKMS one (cpuhp-probe-load)
+#                  CI's packages (downloaded, then apt-get install); with
+#                  BINARY, that BINARY --version runs
+#   build          CMake build of build/cpuhp-stress (skip with PACKAGES or
+#                  BINARY)
+#   load_module    (LOAD_MODULE=true) MODULE loaded, or the module built
+#                  against KDIR and loaded, or with PACKAGES the DKMS one
+#                  (cpuhp-probe-load)
 #   run            cpuhp-stress run exited 0 (measurement: its exit code)
 #   baseline       (BASELINE_URL set) the baseline report downloaded
 #   report         cpuhp-stress report produced its test cases
@@ -35,6 +42,7 @@
 set -u
 : "${CONFIG:=configs/default.json}" "${CPUS:=}" "${ITERATIONS:=}" "${DURATION:=}"
 : "${LOAD_MODULE:=false}" "${KDIR:=}" "${BASELINE_URL:=}" "${THRESHOLD:=5%}" "${PACKAGES:=}"
+: "${BINARY:=}" "${MODULE:=}"
 out=${CPUHP_LAVA_OUT:-/tmp/cpuhp-stress}
 report=$out/report.json
 mkdir -p "$out"
@@ -55,7 +63,19 @@ online_at_start=$(cat /sys/devices/system/cpu/online)
 
 # --- install, build ---------------------------------------------------------------
 export DEBIAN_FRONTEND=noninteractive
-if [ -n "$PACKAGES" ]; then
+if [ -n "$BINARY" ]; then
+  # The image's own binary: nothing to install or build.
+  if "$BINARY" --version; then
+    result install pass
+    bin=$BINARY
+    result build skip
+  else
+    echo "BINARY: $BINARY: does not run"
+    result install fail
+    result build skip
+    skip_rest run report cpus_online
+  fi
+elif [ -n "$PACKAGES" ]; then
   # CI's packages: each URL downloaded, each path (or directory's *.deb)
   # copied, then installed in one apt-get call; with the module, the running
   # kernel's headers beside them, so that DKMS builds it now.
@@ -63,7 +83,7 @@ if [ -n "$PACKAGES" ]; then
   rm -rf "$debs" && mkdir -p "$debs"
   got=1
   headers=""
-  [ "$LOAD_MODULE" != true ] || [ -d "/lib/modules/$(uname -r)/build" ] ||
+  [ "$LOAD_MODULE" != true ] || [ -n "$MODULE" ] || [ -d "/lib/modules/$(uname -r)/build" ] ||
     headers="linux-headers-$(uname -r)"
   apt-get update -qq || true
   apt-get install -y -qq --no-install-recommends curl kmod || true
@@ -114,7 +134,15 @@ fi
 
 # --- the module (kernel-side timing), as kmod/README.md builds it ---------------------
 module_loaded=""
-if [ "$LOAD_MODULE" = true ] && [ -n "$PACKAGES" ]; then
+if [ "$LOAD_MODULE" = true ] && [ -n "$MODULE" ]; then
+  if insmod "$MODULE"; then
+    module_loaded=1
+    result load_module pass
+  else
+    echo "MODULE: $MODULE: insmod failed"
+    result load_module fail  # the run goes on without kernel phases
+  fi
+elif [ "$LOAD_MODULE" = true ] && [ -n "$PACKAGES" ]; then
   # DKMS built it when cpuhp-probe-dkms was installed (or did not: its
   # status says why)
   if cpuhp-probe-load >"$out/kmod.log" 2>&1; then

@@ -61,16 +61,8 @@ for series in 6.1 6.12; do
 done
 log "kernels: ${abis[*]}"
 
-# The base root file system is a pure function of build_rootfs.sh and
-# Debian's archive: cached for the machine (like apt's own cache), keyed by
-# the script's hash, so clean clones do not debootstrap again.
-key=$(sha256sum "$src/tests/vm/build_rootfs.sh" | cut -c1-16)
-rootfs_tar=$cache/rootfs-bookworm-$key.tar
-if [ ! -s "$rootfs_tar" ]; then
-	command -v debootstrap >/dev/null || { log "FAIL: debootstrap not installed (tools/setup.sh installs it)"; exit 1; }
-	log "debootstrap (cached in $rootfs_tar)"
-	"$src/tests/vm/build_rootfs.sh" "$rootfs_tar"
-fi
+# The base root file system, cached for the machine (host_lib.sh).
+base_rootfs "$src" "$cache" || { log "FAIL: $br_why"; exit 1; }
 
 root=$(mktemp -d /var/tmp/cpuhp-pkgroot.XXXXXX)
 apt_dir=$cache/pkg-root-apt

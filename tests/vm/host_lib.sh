@@ -415,5 +415,20 @@ initramfs_base() {
 	cp "$2/tests/vm/guest_lib.sh" "$rd/bin/guest_lib.sh"
 }
 #
+# base_rootfs SRC CACHE: sets rootfs_tar, the Debian 12 root file system of
+# SRC's tests/vm/build_rootfs.sh (systemd, the daemon's run-time libraries),
+# made once per machine with debootstrap: a pure function of that script
+# and Debian's archive, cached in CACHE keyed by the script's hash, so clean
+# clones do not debootstrap again. Returns 1 with br_why set when it cannot.
+base_rootfs() {
+	local src=$1 cache=$2 key
+	key=$(sha256sum "$src/tests/vm/build_rootfs.sh" | cut -c1-16)
+	rootfs_tar=$cache/rootfs-bookworm-$key.tar
+	[ ! -s "$rootfs_tar" ] || return 0
+	command -v debootstrap >/dev/null || { br_why="debootstrap not installed (tools/setup.sh installs it)"; return 1; }
+	echo "debootstrap (cached in $rootfs_tar)" >&2
+	"$src/tests/vm/build_rootfs.sh" "$rootfs_tar" || { br_why="debootstrap failed (above)"; return 1; }
+}
+#
 # initramfs_pack ROOT FILE: the tree ROOT as a gzipped newc cpio archive
 initramfs_pack() { (cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) >"$2"; }
