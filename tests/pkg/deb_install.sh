@@ -13,7 +13,8 @@
 # Checks: DKMS built and installed cpuhp_probe for both kernels (dkms status,
 # each module's vermagic is its kernel's); both units in /lib/systemd/system,
 # neither enabled; /usr/bin/cpuhp-stress --version in the root says the
-# package's version. Then the root the guest boots is written to
+# package's version; the time of a DKMS build per kernel is printed (the
+# same build again, `dkms build --force`). Then the root the guest boots is written to
 # BUILD_DIR/pkg-root/installed.tar for tests/vm/vm_test.sh (systemd_vm): the
 # base root plus what the install put there that a run uses (the packages'
 # files, kmod, DKMS's modules and module indexes, dpkg's database), not the
@@ -133,6 +134,16 @@ grep -E "^(Building for|Building initial module|Done\.|Module build)|dkms|DKMS" 
 
 status=$(in_root dkms status cpuhp-probe 2>/dev/null || true)
 printf '%s\n' "$status" | sed 's/^/deb_install: dkms status: /'
+# What DKMS costs a board per kernel: the same build again, timed (the
+# install's own builds run inside one apt-get call).
+for k in "${abis[@]}"; do
+	start=$(date +%s%N)
+	if in_root dkms build --force -m cpuhp-probe -v "$ver" -k "$k" >"$build/dkms-build-$k.log" 2>&1; then
+		log "DKMS build of cpuhp-probe $ver for $k: $((($(date +%s%N) - start) / 1000000)) ms"
+	else
+		check "dkms build --force for $k (log: $build/dkms-build-$k.log)" false
+	fi
+done
 for k in "${abis[@]}"; do
 	check "DKMS: cpuhp-probe $ver installed for $k" \
 		bash -c 'grep -F "cpuhp-probe/$2, $3, " <<<"$1" | grep -q ": installed$"' _ "$status" "$ver" "$k"
