@@ -56,26 +56,13 @@ fetch_only=${CPUHP_VM_FETCH_ONLY:-}
 # libraries python3-guestfs's import needs), lava_templates, lava_run.
 lava_pkgs=(lava-dispatcher lava-dispatcher-host lava-common lava-server python3-guestfs libguestfs0 libvirt0 libfuse2 libssh-4 libyajl2)
 lava_root() {
-	local versions key dir
+	local dir
 	if [ -x /usr/bin/lava-run ] && [ -d /usr/share/lava-server/device-types ]; then
 		lava_run=/usr/bin/lava-run lava_py="" lava_libs="" lava_templates=/usr/share/lava-server/device-types
 		return 0
 	fi
-	mapfile -t versions < <(apt_fast apt-cache policy "${lava_pkgs[@]}" 2>/dev/null |
-		awk '/^[^ ].*:$/ {p = substr($0, 1, length($0) - 1)} /^ *Candidate:/ {print p "=" $2}')
-	if [ ${#versions[@]} != ${#lava_pkgs[@]} ] || grep -q '=(none)$' <<<"$(printf '%s\n' "${versions[@]}")"; then
-		log "no candidate for ${lava_pkgs[*]} in the package index (apt-get update)"
-		return 1
-	fi
-	key=$(printf '%s\n' lava-layout-1 "${versions[@]}" | sha256sum | cut -c1-16)
-	dir=$cache/lava-$key
-	if [ ! -f "$dir/.done" ]; then
-		debs_unpacked "$cache" lava "${versions[@]}" || { log "apt-get download of ${lava_pkgs[*]} failed"; return 1; }
-		printf '%s\n' "${versions[@]}" >"$du_tmp/root/.packages"
-		touch "$du_tmp/root/.done"
-		mv -T "$du_tmp/root" "$dir" 2>/dev/null || [ -f "$dir/.done" ]  # another job won the race
-		rm -rf "$du_tmp"
-	fi
+	debs_cached "$cache" lava lava-layout-1 "${lava_pkgs[@]}" || { log "lava-dispatcher: $dc_why"; return 1; }
+	dir=$dc_dir
 	lava_run=$dir/usr/bin/lava-run lava_py=$dir/usr/lib/python3/dist-packages
 	lava_libs=$dir lava_templates=$dir/usr/share/lava-server/device-types
 }
@@ -104,8 +91,8 @@ guest_module "$src" "$hdrs" "$work/mod" "$work/kbuild.log" "${cross[@]}" ||
 if grep -E 'warning:|error:' "$work/kbuild.log"; then log "module build has warnings"; exit 1; fi
 
 rd=$work/ramdisk
-mkdir -p "$rd"
 if [ "$arch" = amd64 ]; then
+	mkdir -p "$rd"
 	deb=$(find "$build/debs" -maxdepth 1 -name 'cpuhp-stress_*_amd64.deb' 2>/dev/null | head -1)
 	[ -n "$deb" ] || { log "no $build/debs/cpuhp-stress_*_amd64.deb (the deb_packages test builds it)"; exit 1; }
 	tar -C "$rd" -xf "$rootfs_tar" --exclude=./usr/share/doc --exclude=./usr/share/man \
@@ -115,13 +102,11 @@ if [ "$arch" = amd64 ]; then
 	rm -f "$rd/init" "$rd/sbin/init"
 else
 	rc=0
-	mkdir -p "$build/vm-cross-$arch" "$rd/bin"
+	initramfs_base "$rd" "$src" "$busybox"
+	mkdir -p "$build/vm-cross-$arch" "$rd/opt/cpuhp/bin"
 	bash "$src/tests/vm/cross_daemon.sh" "$arch" "$src" "$build/vm-cross-$arch" "$rd" || rc=$?
 	[ $rc = 0 ] || { log "cross-building the daemon failed (exit $rc)"; exit 1; }
-	mkdir -p "$rd/opt/cpuhp/bin" "$rd"/{proc,sys,dev,tmp,run,root}
 	mv "$rd/bin/cpuhp-stress" "$rd/opt/cpuhp/bin/"
-	cp "$busybox" "$rd/bin/busybox"
-	ln -sf busybox "$rd/bin/sh"
 fi
 cp "$busybox" "$rd/opt/cpuhp/busybox"
 cp "$work/mod/kmod/cpuhp_probe.ko" "$rd/opt/cpuhp/"

@@ -35,6 +35,33 @@ debs_unpacked() {
 	rm -rf "$du_tmp/debs"
 }
 #
+# debs_cached CACHE NAME LAYOUT PKG...: the candidate versions of the packages
+# (ARCH-qualified where foreign) downloaded and unpacked once per machine into
+# CACHE/NAME-KEY, KEY from LAYOUT (a version of the directory's layout) and
+# the versions: a new version is a new directory, made in a temporary one and
+# renamed (jobs on other trees share the cache). Sets dc_dir; returns 1 with
+# dc_why set when apt has no candidate for one of them or the download fails.
+debs_cached() {
+	local cache=$1 name=$2 layout=$3 key
+	shift 3
+	local -a versions
+	mapfile -t versions < <(apt_fast apt-cache policy "$@" 2>/dev/null |
+		awk '/^[^ ].*:$/ {p = substr($0, 1, length($0) - 1)} /^ *Candidate:/ {print p "=" $2}')
+	if [ ${#versions[@]} != $# ] || grep -q '=(none)$' <<<"$(printf '%s\n' "${versions[@]}")"; then
+		dc_why="no candidate for each of $* in the package index (apt-get update)"
+		return 1
+	fi
+	key=$(printf '%s\n' "$layout" "${versions[@]}" | sha256sum | cut -c1-16)
+	dc_dir=$cache/$name-$key
+	[ ! -f "$dc_dir/.done" ] || return 0
+	debs_unpacked "$cache" "$name" "${versions[@]}" || { dc_why="apt-get download of $* failed"; return 1; }
+	printf '%s\n' "${versions[@]}" >"$du_tmp/root/.packages"
+	touch "$du_tmp/root/.done"
+	rm -rf "$dc_dir"  # (only ever a complete one, or an old layout's leftover)
+	mv -T "$du_tmp/root" "$dc_dir" 2>/dev/null || [ -f "$dc_dir/.done" ]  # another job won the race
+	rm -rf "$du_tmp"
+}
+#
 # _trap_cmd WORD...: the command of `trap -p SIGNAL`'s output (trap -- CMD SIGNAL)
 _trap_cmd() { printf '%s' "${3:-}"; }
 #
@@ -271,7 +298,7 @@ debian_kernel() {
 # CPUHP_VM_CACHE (default /var/cache/cpuhp-stress)/python-ARCH-KEY, KEY from
 # their versions. Returns 1 with tp_why set when it cannot.
 target_python() {
-	local arch=$1 pyver=$2 root=$3 triplet pkgs versions key sysroot tmp d f need found interp
+	local arch=$1 pyver=$2 root=$3 triplet pkgs sysroot d f need found interp
 	shift 3
 	case "$arch" in
 	arm64) triplet=aarch64-linux-gnu ;;
@@ -282,24 +309,12 @@ target_python() {
 	mapfile -t pkgs < <(apt_fast apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
 		--no-breaks --no-replaces --no-enhances "$pyver-minimal:$arch" "lib$pyver-stdlib:$arch" 2>/dev/null |
 		grep -v '^ ' | sort -u | grep -E "^(lib[a-z0-9.+-]*|zlib1g|$pyver-minimal):$arch\$")
-	mapfile -t versions < <(apt_fast apt-cache policy "${pkgs[@]}" 2>/dev/null |
-		awk '/^[^ ].*:$/ {p = substr($0, 1, length($0) - 1)} /^ *Candidate:/ {print p "=" $2}')
-	[ ${#pkgs[@]} -gt 2 ] && [ ${#versions[@]} = ${#pkgs[@]} ] &&
-		! grep -q '=(none)$' <<< "$(printf '%s\n' "${versions[@]}")" ||
-		{ tp_why="no candidate for $pyver-minimal:$arch or its dependencies (dpkg --add-architecture $arch && apt-get update)"; return 1; }
-	local cache=${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}
-	key=$(printf '%s\n' python-layout-1 "${versions[@]}" | sha256sum | cut -c1-16)
-	sysroot=$cache/python-$arch-$key
-	if [ ! -f "$sysroot/.done" ]; then
-		debs_unpacked "$cache" "python-$arch" "${versions[@]}" ||
-			{ tp_why="apt-get download of $pyver for $arch failed"; return 1; }
-		tmp=$du_tmp
-		printf '%s\n' "${versions[@]}" >"$tmp/root/.packages"
-		touch "$tmp/root/.done"
-		rm -rf "$sysroot"
-		mv "$tmp/root" "$sysroot" 2>/dev/null || [ -f "$sysroot/.done" ]
-		rm -rf "$tmp"
+	if [ ${#pkgs[@]} -le 2 ] ||
+		! debs_cached "${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}" "python-$arch" python-layout-1 "${pkgs[@]}"; then
+		tp_why="$pyver-minimal:$arch or its dependencies: ${dc_why:-not in the package index} (dpkg --add-architecture $arch && apt-get update)"
+		return 1
 	fi
+	sysroot=$dc_dir
 	install -D -m755 "$sysroot/usr/bin/$pyver" "$root/usr/bin/python3"
 	mkdir -p "$root/usr/lib/$pyver"
 	tar -C "$sysroot/usr/lib/$pyver" "$@" -cf - . | tar -C "$root/usr/lib/$pyver" -xf -
