@@ -54,7 +54,9 @@ pkgs_check=("${pkgs_run[@]}" libgtest-dev python3 python3-jsonschema python3-yam
 # checks the Debian packages; the python3 modules lava-dispatcher imports:
 # tests/lava runs LAVA's lava-run, unpacked from Debian's packages, since
 # installing lava-dispatcher pulls ~130 packages, libguestfs and libvirt among
-# them, that these jobs never use).
+# them, that these jobs never use); the arm64 and ppc64el -dev packages of
+# debian/control's Build-Depends (multiarch, beside the host's): tests/pkg
+# cross-builds the packages for those boards with dpkg-buildpackage -a).
 pkgs_test=("${pkgs_check[@]}" libbenchmark-dev clang libclang-rt-14-dev
            qemu-system-x86 busybox-static cpio debootstrap linux-image-amd64
            flex bison libelf-dev
@@ -65,7 +67,11 @@ pkgs_test=("${pkgs_check[@]}" libbenchmark-dev clang libclang-rt-14-dev
            debhelper dh-dkms dkms lintian
            python3-jinja2 python3-pexpect python3-requests python3-configobj python3-magic
            python3-netifaces python3-pyudev python3-setproctitle python3-tz python3-voluptuous
-           python3-aiohttp)
+           python3-aiohttp
+           pkg-config:arm64 libspdlog-dev:arm64 libsystemd-dev:arm64 libtraceevent-dev:arm64
+           libtracefs-dev:arm64
+           pkg-config:ppc64el libspdlog-dev:ppc64el libsystemd-dev:ppc64el libtraceevent-dev:ppc64el
+           libtracefs-dev:ppc64el)
 packages() {  # packages TIER: one per line
   case "$1" in
   run) printf '%s\n' "${pkgs_run[@]}" ;;

@@ -5,6 +5,11 @@
 #
 #   tests/pkg/deb_test.sh SRC_DIR [OUT_DIR]
 #
+# CPUHP_DEB_ARCH=arm64|ppc64el: cross-built for that architecture
+# (dpkg-buildpackage -a ARCH: Debian's cross toolchain and the target's -dev
+# packages, multiarch, installed beside the host's); the packaged binary's
+# --version runs under QEMU's user mode.
+#
 # OUT_DIR: where both .debs are copied once every check passed (ctest:
 # BUILD/debs, the fixture tests/pkg/deb_install.sh installs from).
 #
@@ -34,14 +39,23 @@ mkdir "$work/src"
 tar -C "$src" --exclude='./build*' --exclude=./.git --exclude='./obj-*' --exclude='./fuzz-artifacts-*' -cf - . |
 	tar -C "$work/src" -xf -
 cd "$work/src"
-dpkg-checkbuilddeps || { log "FAIL: build dependencies missing (above)"; exit 1; }
+arch=${CPUHP_DEB_ARCH:-$(dpkg --print-architecture)}
+cross=() run=()
+if [ "$arch" != "$(dpkg --print-architecture)" ]; then
+	cross=(-a "$arch")
+	case "$arch" in
+	arm64) run=(qemu-aarch64) ;;
+	ppc64el) run=(qemu-ppc64le) ;;
+	*) log "FAIL: CPUHP_DEB_ARCH=$arch: arm64 or ppc64el"; exit 1 ;;
+	esac
+fi
+dpkg-checkbuilddeps "${cross[@]}" || { log "FAIL: build dependencies missing (above)"; exit 1; }
 start=$(date +%s)
-DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1 ||
-	{ tail -40 "$work/build.log"; log "FAIL: dpkg-buildpackage -us -uc -b (above)"; exit 1; }
-log "dpkg-buildpackage -us -uc -b: $(($(date +%s) - start)) s"
+DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage "${cross[@]}" -us -uc -b >"$work/build.log" 2>&1 ||
+	{ tail -40 "$work/build.log"; log "FAIL: dpkg-buildpackage ${cross[*]} -us -uc -b (above)"; exit 1; }
+log "dpkg-buildpackage ${cross[*]} -us -uc -b: $(($(date +%s) - start)) s"
 
 ver=$(dpkg-parsechangelog -S Version)
-arch=$(dpkg --print-architecture)
 dkms_ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' kmod/dkms.conf)
 bin=$work/cpuhp-stress_${ver}_$arch.deb
 dkms=$work/cpuhp-probe-dkms_${ver}_all.deb
@@ -55,7 +69,7 @@ dpkg-deb -x "$bin" "$work/bin"
 dpkg-deb -x "$dkms" "$work/dkms"
 dpkg-deb -e "$bin" "$work/bin/DEBIAN"
 dpkg-deb -e "$dkms" "$work/dkms/DEBIAN"
-got_ver=$("$work/bin/usr/bin/cpuhp-stress" --version)
+got_ver=$("${run[@]}" "$work/bin/usr/bin/cpuhp-stress" --version)
 check "the packaged binary says --version $got_ver" test "$got_ver" = "$ver"
 for c in configs/*.json; do
 	check "config $(basename "$c") packaged as in the tree" \
