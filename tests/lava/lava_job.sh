@@ -17,9 +17,11 @@
 #            the daemon's run-time libraries, dpkg, apt) with CI's package
 #            BUILD_DIR/debs/cpuhp-stress_*_amd64.deb in /opt/cpuhp/debs: the
 #            definition installs it with apt-get (PACKAGES), offline.
-#   arm64,   busybox and the cross-built daemon with its libraries
-#   ppc64el  (tests/vm/cross_daemon.sh) in /opt/cpuhp/bin (BINARY): CI builds
-#            Debian packages for amd64 only (README.md, Packages).
+#   arm64,   busybox and the daemon with its libraries (tests/vm/
+#   ppc64el  cross_daemon.sh; ctest: the one of deb_packages_ARCH's package,
+#            CPUHP_CROSS_DEB) in /opt/cpuhp/bin (BINARY): a busybox ramdisk
+#            has no dpkg or apt, and a Debian root of the board's
+#            architecture would need debootstrap's second stage under QEMU.
 # and in every case the module built against that kernel's headers (W=1,
 # tests/vm/host_lib.sh guest_module) in /opt/cpuhp/cpuhp_probe.ko (MODULE):
 # DKMS's build of it is proven by tests/pkg/deb_install.sh and loaded by

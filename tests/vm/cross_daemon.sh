@@ -85,54 +85,71 @@ if [ -n "${CPUHP_VM_FETCH_ONLY:-}" ]; then
 fi
 
 # --- the daemon ---------------------------------------------------------------
-bld=$work/daemon-build
-# The guests of one arch share WORK_DIR and run side by side under ctest -j2:
-# one build (and staging of its binary) at a time. WORK_DIR may not exist
-# yet (ctest's cross_build_armhf on a fresh tree).
-mkdir -p "$work"
-exec 9>"$work/.daemon-build.lock"
-flock 9
-start=$(date +%s)
-# ccache as tools/setup.sh uses it (when CCACHE_DIR is set): a CI machine
-# with a warm cache rebuilds the cross daemon of a fresh clone in seconds.
-launcher=""
-if [ -n "${CCACHE_DIR:-}" ] && command -v ccache >/dev/null; then launcher=ccache; fi
-tests=OFF emu="" targets=(cpuhp-stress)
-# armhf's one tree serves its guests and unit_tests_armhf (tests/CMakeLists.txt:
-# both use BUILD/vm-cross-armhf): the first builds both targets, the other
-# finds them built.
-if [ -n "${CPUHP_CROSS_UNIT:-}" ] || [ "$arch" = armhf ]; then
-  tests=ON targets+=(cpuhp_unit_tests)
-  emu="$qemu;-L;/usr/$triplet;-E;LD_LIBRARY_PATH=$sysroot/usr/lib/$triplet:$sysroot/lib/$triplet"
-fi
-if [ ! -f "$bld/CMakeCache.txt" ] || ! grep -q "^CPUHP_CROSS_SYSROOT:.*=$sysroot\$" "$bld/CMakeCache.txt" ||
-  ! grep -q "^CMAKE_CXX_COMPILER_LAUNCHER:.*=$launcher\$" "$bld/CMakeCache.txt" ||
-  ! grep -q "^CPUHP_UNITY:BOOL=ON\$" "$bld/CMakeCache.txt" ||
-  ! grep -q "^CPUHP_TESTS:BOOL=$tests\$" "$bld/CMakeCache.txt"; then
-  rm -rf "$bld"
-  # -O1 without -g: measured ~4.1 CPU-minutes for arm64 against ~5.0 at -O2
-  # (CI has 2 cores); the daemon's own CPU time is noise next to a TCG
-  # hotplug operation. A unity build (one translation unit per daemon/
-  # folder, as tools/setup.sh's trees): ~2.4 CPU-minutes for arm64 (one
-  # build, 2026-12-04).
-  cmake -S "$src" -B "$bld" -DCMAKE_TOOLCHAIN_FILE="$src/tests/vm/cross-toolchain.cmake" \
-    -DCPUHP_CROSS_TRIPLET="$triplet" -DCPUHP_CROSS_SYSROOT="$sysroot" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -DNDEBUG" \
-    -DCMAKE_C_COMPILER_LAUNCHER="$launcher" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" \
-    -DCMAKE_CROSSCOMPILING_EMULATOR="$emu" -DCPUHP_WERROR=ON -DCPUHP_BENCH=OFF -DCPUHP_UNITY=ON \
-    -DCPUHP_TESTS=$tests -DCPUHP_UNIT_TESTS=$tests -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF \
-    >"$work/daemon-cmake.log" 2>&1 || { cat "$work/daemon-cmake.log" >&2; exit 1; }
-fi
-cmake --build "$bld" --target "${targets[@]}" -j "${CPUHP_VM_JOBS:-$(nproc)}" >"$work/daemon-build.log" 2>&1 ||
-  { tail -50 "$work/daemon-build.log" >&2; exit 1; }
-log "${targets[*]} built in $(($(date +%s) - start)) s"
-if [ -n "${CPUHP_CROSS_UNIT:-}" ]; then
-  echo "$sysroot"
-  exit 0
+# CPUHP_CROSS_DEB=DIR (ctest's plain tree): the daemon is the one packaged
+# for ARCH in DIR (cpuhp-stress_*_ARCH.deb, cross-built by deb_packages_ARCH
+# with dpkg-buildpackage -a ARCH, tests/pkg/deb_test.sh): the guests run what
+# a board installs, and nothing is compiled here (one cross build of the
+# daemon per architecture instead of two, issue 27).
+if [ -n "${CPUHP_CROSS_DEB:-}" ] && [ -z "${CPUHP_CROSS_UNIT:-}" ]; then
+  deb=$(find "$CPUHP_CROSS_DEB" -maxdepth 1 -name "cpuhp-stress_*_$arch.deb" 2>/dev/null | sort | tail -1)
+  [ -n "$deb" ] || { log "no cpuhp-stress_*_$arch.deb in $CPUHP_CROSS_DEB (ctest's deb_packages_$arch builds it)"; exit 1; }
+  mkdir -p "$work"
+  unpacked=$(mktemp -d "$work/deb.XXXXXX")
+  trap 'rm -rf "$unpacked"' EXIT
+  dpkg-deb -x "$deb" "$unpacked" || { log "dpkg-deb -x $deb failed"; exit 1; }
+  bin=$unpacked/usr/bin/cpuhp-stress
+  [ -x "$bin" ] || { log "$deb holds no /usr/bin/cpuhp-stress"; exit 1; }
+  log "the daemon of $(basename "$deb")"
+else
+  bld=$work/daemon-build
+  # The guests of one arch share WORK_DIR and run side by side under ctest -j2:
+  # one build (and staging of its binary) at a time. WORK_DIR may not exist
+  # yet (ctest's cross_build_armhf on a fresh tree).
+  mkdir -p "$work"
+  exec 9>"$work/.daemon-build.lock"
+  flock 9
+  start=$(date +%s)
+  # ccache as tools/setup.sh uses it (when CCACHE_DIR is set): a CI machine
+  # with a warm cache rebuilds the cross daemon of a fresh clone in seconds.
+  launcher=""
+  if [ -n "${CCACHE_DIR:-}" ] && command -v ccache >/dev/null; then launcher=ccache; fi
+  tests=OFF emu="" targets=(cpuhp-stress)
+  # armhf's one tree serves its guests and unit_tests_armhf (tests/CMakeLists.txt:
+  # both use BUILD/vm-cross-armhf): the first builds both targets, the other
+  # finds them built.
+  if [ -n "${CPUHP_CROSS_UNIT:-}" ] || [ "$arch" = armhf ]; then
+    tests=ON targets+=(cpuhp_unit_tests)
+    emu="$qemu;-L;/usr/$triplet;-E;LD_LIBRARY_PATH=$sysroot/usr/lib/$triplet:$sysroot/lib/$triplet"
+  fi
+  if [ ! -f "$bld/CMakeCache.txt" ] || ! grep -q "^CPUHP_CROSS_SYSROOT:.*=$sysroot\$" "$bld/CMakeCache.txt" ||
+    ! grep -q "^CMAKE_CXX_COMPILER_LAUNCHER:.*=$launcher\$" "$bld/CMakeCache.txt" ||
+    ! grep -q "^CPUHP_UNITY:BOOL=ON\$" "$bld/CMakeCache.txt" ||
+    ! grep -q "^CPUHP_TESTS:BOOL=$tests\$" "$bld/CMakeCache.txt"; then
+    rm -rf "$bld"
+    # -O1 without -g: measured ~4.1 CPU-minutes for arm64 against ~5.0 at -O2
+    # (CI has 2 cores); the daemon's own CPU time is noise next to a TCG
+    # hotplug operation. A unity build (one translation unit per daemon/
+    # folder, as tools/setup.sh's trees): ~2.4 CPU-minutes for arm64 (one
+    # build, 2026-12-04).
+    cmake -S "$src" -B "$bld" -DCMAKE_TOOLCHAIN_FILE="$src/tests/vm/cross-toolchain.cmake" \
+      -DCPUHP_CROSS_TRIPLET="$triplet" -DCPUHP_CROSS_SYSROOT="$sysroot" \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -DNDEBUG" \
+      -DCMAKE_C_COMPILER_LAUNCHER="$launcher" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" \
+      -DCMAKE_CROSSCOMPILING_EMULATOR="$emu" -DCPUHP_WERROR=ON -DCPUHP_BENCH=OFF -DCPUHP_UNITY=ON \
+      -DCPUHP_TESTS=$tests -DCPUHP_UNIT_TESTS=$tests -DCPUHP_REAL_TESTS=OFF -DCPUHP_REAL_FAULTS=OFF \
+      >"$work/daemon-cmake.log" 2>&1 || { cat "$work/daemon-cmake.log" >&2; exit 1; }
+  fi
+  cmake --build "$bld" --target "${targets[@]}" -j "${CPUHP_VM_JOBS:-$(nproc)}" >"$work/daemon-build.log" 2>&1 ||
+    { tail -50 "$work/daemon-build.log" >&2; exit 1; }
+  log "${targets[*]} built in $(($(date +%s) - start)) s"
+  if [ -n "${CPUHP_CROSS_UNIT:-}" ]; then
+    echo "$sysroot"
+    exit 0
+  fi
+  bin=$bld/cpuhp-stress
 fi
 
 # --- stage: binary, loader, the DT_NEEDED closure -----------------------------
-bin=$bld/cpuhp-stress
 install -D -m755 "$bin" "$root/bin/cpuhp-stress"
 interp=$($readelf -l "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
 [ -n "$interp" ] || { log "$bin has no program interpreter"; exit 1; }
