@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "stats/run_stats.h"
+#include "util/json_file.h"
 #include "util/report_json.h"
 
 namespace cpuhp {
@@ -212,12 +213,42 @@ KmodSource::~KmodSource() {
     close(fd_);
 }
 
+std::string KmodMissingHint(bool have_modules, bool loading_disabled, const std::string& lockdown) {
+  if (!have_modules)
+    return "this kernel has no loadable module support (no /proc/modules): kernel phases "
+           "need CONFIG_MODULES";
+  if (loading_disabled)
+    return "module loading is switched off until reboot (/proc/sys/kernel/modules_disabled "
+           "is 1)";
+  const size_t open_at = lockdown.find('[');
+  const size_t close_at = open_at == std::string::npos ? open_at : lockdown.find(']', open_at);
+  if (close_at != std::string::npos) {
+    const std::string mode = lockdown.substr(open_at + 1, close_at - open_at - 1);
+    if (mode != "none")
+      return "kernel lockdown is " + mode +
+             " (/sys/kernel/security/lockdown): unsigned modules are refused; load a "
+             "cpuhp_probe.ko signed with a key the kernel trusts (DKMS signs with its MOK "
+             "key: mokutil --import /var/lib/dkms/mok.pub)";
+  }
+  return "is the cpuhp_probe module loaded? insmod kmod/cpuhp_probe.ko";
+}
+
 bool KmodSource::Start(std::string* why) {
   fd_ = open(device_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd_ < 0) {
     const int e = errno;
-    *why = device_ + ": " + Errno(e) +
-           (e == ENOENT ? " (is the cpuhp_probe module loaded? insmod kmod/cpuhp_probe.ko)" : "");
+    *why = device_ + ": " + Errno(e);
+    if (e == ENOENT) {
+      std::string lockdown, disabled, err;
+      if (!ReadSmallFile("/sys/kernel/security/lockdown", 256, &lockdown, &err))
+        lockdown.clear();  // securityfs not mounted, or no lockdown LSM
+      if (!ReadSmallFile("/proc/sys/kernel/modules_disabled", 16, &disabled, &err))
+        disabled.clear();
+      *why +=
+          " (" +
+          KmodMissingHint(access("/proc/modules", F_OK) == 0, disabled.starts_with("1"), lockdown) +
+          ")";
+    }
     return false;
   }
   if (ioctl(fd_, CPUHP_PROBE_IOC_VERSION, &version_) != 0) {

@@ -29,6 +29,15 @@ bool KmodProbeDirection(uint32_t id, Direction* dir);
 // this daemon was built with. The error names both versions.
 bool KmodCheckVersion(const cpuhp_probe_version& v, std::string* err);
 
+// What to tell a lab when the module's device is missing (ENOENT): a
+// kernel without loadable modules (`have_modules`: /proc/modules exists)
+// or with loading switched off (`loading_disabled`:
+// /proc/sys/kernel/modules_disabled is 1) cannot load it at all; one in lockdown (`lockdown`: the
+// text of /sys/kernel/security/lockdown, "none [integrity] confidentiality", empty when unreadable;
+// Secure Boot puts distribution kernels in integrity mode) refuses it unsigned; otherwise it is not
+// loaded. No parentheses: the caller wraps it.
+std::string KmodMissingHint(bool have_modules, bool loading_disabled, const std::string& lockdown);
+
 // Splits a read() buffer into records. A length that is not a whole number of
 // records is an error (the module only returns whole records).
 bool KmodDecodeRecords(const void* buf, size_t len, std::vector<cpuhp_probe_record>* out,

@@ -238,7 +238,41 @@ TEST(KmodSourceTest, MissingDeviceIsUnavailableWithReason) {
   EXPECT_FALSE(s.Start(&why));
   EXPECT_NE(why.find("/nonexistent/cpuhp_probe: No such file or directory"), std::string::npos)
       << why;
-  EXPECT_NE(why.find("module loaded"), std::string::npos) << why;
+  // The hint after it is this machine's: KmodMissingHint below.
+  EXPECT_NE(why.find("/nonexistent/cpuhp_probe: No such file or directory ("), std::string::npos)
+      << why;
+}
+
+TEST(KmodSourceTest, MissingDeviceHintNamesWhatStopsTheModule) {
+  // Lockdown off (or no lockdown LSM, or securityfs not mounted): not loaded.
+  for (const char* text : {"[none] integrity confidentiality\n", ""})
+    EXPECT_EQ(KmodMissingHint(true, false, text),
+              "is the cpuhp_probe module loaded? insmod kmod/cpuhp_probe.ko")
+        << text;
+  // Secure Boot's mode, and the stricter one: refused unsigned, named.
+  for (const char* mode : {"integrity", "confidentiality"}) {
+    std::string text = std::string("none integrity confidentiality\n");
+    text.replace(text.find(mode), strlen(mode), std::string("[") + mode + "]");
+    const std::string hint = KmodMissingHint(true, false, text);
+    EXPECT_EQ(hint.rfind(std::string("kernel lockdown is ") + mode +
+                             " (/sys/kernel/security/lockdown): unsigned modules are refused",
+                         0),
+              0u)
+        << hint;
+  }
+  // No module support wins: nothing could load it, signed or not.
+  EXPECT_EQ(KmodMissingHint(false, false, "none [integrity] confidentiality\n")
+                .rfind("this kernel has no loadable module support (no /proc/modules)", 0),
+            0u);
+  // modules_disabled: nothing loads until reboot, signed or not.
+  EXPECT_EQ(
+      KmodMissingHint(true, true, "[none] integrity confidentiality\n")
+          .rfind("module loading is switched off until reboot (/proc/sys/kernel/modules_disabled",
+                 0),
+      0u);
+  // A malformed text (no closing bracket) is not a mode.
+  EXPECT_EQ(KmodMissingHint(true, false, "none [integ"),
+            "is the cpuhp_probe module loaded? insmod kmod/cpuhp_probe.ko");
 }
 
 TEST(KmodSourceTest, OrdinaryFileIsNotTheDevice) {
