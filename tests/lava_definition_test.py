@@ -29,8 +29,14 @@ MODULE = False
 
 STUBS = {
     # installing .deb files puts the binary where the packages would
+    # STUB_APT_DEB_FAIL_ONCE=FILE: the first .deb install fails (a dependency
+    # the image's stale package lists do not have), later ones install.
     "apt-get": """echo "apt-get $*" >> "$STUB_LOG"
-case "$*" in *.deb*) cp "$STUB_BINARY" "$STUB_INSTALLED/cpuhp-stress" ;; esac
+case "$*" in *.deb*)
+  if [ -n "${STUB_APT_DEB_FAIL_ONCE:-}" ] && [ ! -e "$STUB_APT_DEB_FAIL_ONCE" ]; then
+    touch "$STUB_APT_DEB_FAIL_ONCE"; exit 100
+  fi
+  cp "$STUB_BINARY" "$STUB_INSTALLED/cpuhp-stress" ;; esac
 exit "${STUB_APT_RC:-0}"
 """,
     "cpuhp-probe-load": 'echo "cpuhp-probe-load $*" >> "$STUB_LOG"',
@@ -237,6 +243,35 @@ class LavaDefinitionTest(unittest.TestCase):
         self.assertIn("cpuhp-probe-load ", log)
         self.assertIn("rmmod cpuhp_probe", log)
         self.assertFalse([l for l in log if l.startswith("insmod")], log)
+
+    def test_local_packages_install_offline(self):
+        # Local .debs, no module: nothing to fetch, so no apt-get update (a
+        # lab image without the network, LAVA's QEMU jobs); one install.
+        d = self.debs("cpuhp-stress_0.1.0_amd64.deb")
+        cases, rc, out = self.run_definition({"CONFIG": self.config("c.json", SIM),
+                                              "PACKAGES": d})
+        self.assert_ended(rc, out)
+        self.assertEqual(self.result(cases, "install"), "pass")
+        self.assertEqual(self.result(cases, "run"), "pass")
+        with open(self.log) as f:
+            log = f.read().splitlines()
+        deb = os.path.join(self.t, "out", "debs", "cpuhp-stress_0.1.0_amd64.deb")
+        self.assertEqual([l for l in log if l.startswith("apt-get ")],
+                         [f"apt-get install -y -qq --no-install-recommends {deb}"], log)
+
+    def test_local_packages_update_when_the_install_fails(self):
+        # The offline install fails (a dependency the image's lists lack):
+        # apt-get update, then the install once more, which passes.
+        d = self.debs("cpuhp-stress_0.1.0_amd64.deb")
+        cases, rc, out = self.run_definition(
+            {"CONFIG": self.config("c.json", SIM), "PACKAGES": d},
+            env={"STUB_APT_DEB_FAIL_ONCE": os.path.join(self.t, "apt-failed")})
+        self.assert_ended(rc, out)
+        self.assertEqual(self.result(cases, "install"), "pass")
+        self.assertEqual(self.result(cases, "run"), "pass")
+        with open(self.log) as f:
+            apt = [l.split()[1] for l in f if l.startswith("apt-get ")]
+        self.assertEqual(apt, ["install", "update", "install"])
 
     def test_packages_by_url(self):
         d = self.debs("cpuhp-stress_0.1.0_amd64.deb")

@@ -85,8 +85,21 @@ elif [ -n "$PACKAGES" ]; then
   headers=""
   [ "$LOAD_MODULE" != true ] || [ -n "$MODULE" ] || [ -d "/lib/modules/$(uname -r)/build" ] ||
     headers="linux-headers-$(uname -r)"
-  apt-get update -qq || true
-  apt-get install -y -qq --no-install-recommends curl kmod || true
+  # From the archive only what is missing: curl for URLs, kmod for the
+  # module, the running kernel's headers for DKMS. An image that already
+  # holds the packages' dependencies installs CI's packages offline;
+  # apt-get update runs first when something must be fetched, else only
+  # when that install fails.
+  fetch=""
+  case " $PACKAGES " in *://*) command -v curl >/dev/null || fetch=curl ;; esac
+  [ "$LOAD_MODULE" != true ] || command -v modprobe >/dev/null || fetch="$fetch kmod"
+  updated=""
+  if [ -n "$fetch$headers" ]; then
+    apt-get update -qq || true
+    updated=1
+    # shellcheck disable=SC2086 # $fetch: words
+    [ -z "$fetch" ] || apt-get install -y -qq --no-install-recommends $fetch || true
+  fi
   for p in $PACKAGES; do
     case $p in
     *://*) curl -fsSL --retry 3 -o "$debs/${p##*/}" "$p" || { echo "PACKAGES: $p: download failed"; got=""; } ;;
@@ -99,7 +112,9 @@ elif [ -n "$PACKAGES" ]; then
   done
   # shellcheck disable=SC2086 # $headers: one word or none
   if [ -n "$got" ] && ls "$debs"/*.deb >/dev/null 2>&1 &&
-      apt-get install -y -qq --no-install-recommends "$debs"/*.deb $headers &&
+      { apt-get install -y -qq --no-install-recommends "$debs"/*.deb $headers ||
+        { [ -z "$updated" ] && apt-get update -qq &&
+          apt-get install -y -qq --no-install-recommends "$debs"/*.deb; }; } &&
       command -v cpuhp-stress >/dev/null; then
     result install pass
     bin=cpuhp-stress
