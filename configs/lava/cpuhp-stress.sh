@@ -111,10 +111,9 @@ elif [ -n "$PACKAGES" ]; then
     esac
   done
   # shellcheck disable=SC2086 # $headers: one word or none
+  install_debs() { apt-get install -y -qq --no-install-recommends "$debs"/*.deb $headers; }
   if [ -n "$got" ] && ls "$debs"/*.deb >/dev/null 2>&1 &&
-      { apt-get install -y -qq --no-install-recommends "$debs"/*.deb $headers ||
-        { [ -z "$updated" ] && apt-get update -qq &&
-          apt-get install -y -qq --no-install-recommends "$debs"/*.deb; }; } &&
+      { install_debs || { [ -z "$updated" ] && apt-get update -qq && install_debs; }; } &&
       command -v cpuhp-stress >/dev/null; then
     result install pass
     bin=cpuhp-stress

@@ -20,7 +20,7 @@
 #   arm64,   busybox and the daemon with its libraries (tests/vm/
 #   ppc64el  cross_daemon.sh; ctest: the one of deb_packages_ARCH's package,
 #            CPUHP_CROSS_DEB) in /opt/cpuhp/bin (BINARY): a busybox ramdisk
-#            has no dpkg or apt, and a Debian root of the board's
+#            has neither Debian's dpkg nor apt, and a Debian root of the board's
 #            architecture would need debootstrap's second stage under QEMU.
 # and in every case the module built against that kernel's headers (W=1,
 # tests/vm/host_lib.sh guest_module) in /opt/cpuhp/cpuhp_probe.ko (MODULE):
