@@ -114,7 +114,8 @@ class SetupTest(unittest.TestCase):
                                                                           "--no-install-recommends"}
                 self.assertEqual(got, {"build-essential", "cmake", "pkg-config", "libspdlog-dev",
                                        "nlohmann-json3-dev", "libcli11-dev", "libsystemd-dev",
-                                       "libtracefs-dev", "libtraceevent-dev"})
+                                       "libtracefs-dev", "libtraceevent-dev", "libbpf-dev",
+                                       "clang", "bpftool"})
                 self.assertFalse([l for l in log if "--add-architecture" in l], log)
                 conf = [l for l in log if l.startswith("cmake -S")]
                 self.assertEqual(len(conf), 1, log)

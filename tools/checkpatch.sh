@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Runs the kernel's checkpatch.pl on the module sources. checkpatch is not
-# packaged on its own in Debian: it comes from linux-source-<ver> (about
+# Runs the kernel's checkpatch.pl on the module sources and the bpf source's
+# programs (daemon/sources/bpf/). checkpatch is not packaged on its own in Debian: it comes from linux-source-<ver> (about
 # 140 MB), fetched with apt-get download and unpacked once into
 #   /var/cache/cpuhp-stress/checkpatch/<ver>/  (only scripts/ is kept)
 #   tools/checkpatch.sh [--strict]
@@ -24,4 +24,5 @@ if [ ! -f "$cp" ]; then
   mkdir -p "$cache/$ver"
   mv "$tmp/$pkg/scripts" "$cache/$ver/"
 fi
-exec perl "$cp" --no-tree --terse "$@" -f kmod/cpuhp_probe.c kmod/uapi/cpuhp_probe.h
+exec perl "$cp" --no-tree --terse "$@" -f kmod/cpuhp_probe.c kmod/uapi/cpuhp_probe.h \
+  daemon/sources/bpf/cpuhp_phases.bpf.c daemon/sources/bpf/cpuhp_phases_abi.h

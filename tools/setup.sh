@@ -34,9 +34,10 @@ usage() { echo "usage: tools/setup.sh run|check|test|fetch | packages run|check|
 # --- packages, per tier -----------------------------------------------------------
 # run: the compiler, CMake and the daemon's libraries (CMakeLists.txt's
 # find_package/pkg_check_modules; libtracefs/libtraceevent read the cpuhp
-# tracepoints), all in Debian for every architecture.
+# tracepoints; libbpf loads the bpf source's programs, which clang compiles
+# and bpftool embeds at build time), all in Debian for every architecture.
 pkgs_run=(build-essential cmake pkg-config libspdlog-dev nlohmann-json3-dev libcli11-dev
-          libsystemd-dev libtracefs-dev libtraceevent-dev)
+          libsystemd-dev libtracefs-dev libtraceevent-dev libbpf-dev clang bpftool)
 # check: the unit tests, the schema validator, clang-format, the verdicts
 # test's Chromium (HTML) and YAML (LAVA), systemd-analyze (units), stress-ng
 # and bc (real-CPU health and bench checks), strace (the order of the
@@ -69,9 +70,9 @@ pkgs_test=("${pkgs_check[@]}" libbenchmark-dev clang libclang-rt-14-dev
            python3-netifaces python3-pyudev python3-setproctitle python3-tz python3-voluptuous
            python3-aiohttp
            pkg-config:arm64 libspdlog-dev:arm64 libsystemd-dev:arm64 libtraceevent-dev:arm64
-           libtracefs-dev:arm64
+           libtracefs-dev:arm64 libbpf-dev:arm64
            pkg-config:ppc64el libspdlog-dev:ppc64el libsystemd-dev:ppc64el libtraceevent-dev:ppc64el
-           libtracefs-dev:ppc64el)
+           libtracefs-dev:ppc64el libbpf-dev:ppc64el)
 packages() {  # packages TIER: one per line
   case "$1" in
   run) printf '%s\n' "${pkgs_run[@]}" ;;
@@ -90,7 +91,8 @@ if [ -n "${CCACHE_DIR:-}" ] && command -v ccache >/dev/null; then launcher=ccach
 cmake_args() {  # cmake_args DIR
   local common=(-DCMAKE_C_COMPILER_LAUNCHER="$launcher" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher"
                 -DCPUHP_PYTHON=/usr/bin/python3 -DCPUHP_FUZZ_SECONDS=60
-                -DCPUHP_VM_ROBUST_AMD64=OFF -DCPUHP_VM_ROBUST_CYCLES=200 -DCPUHP_UNITY=ON)
+                -DCPUHP_VM_ROBUST_AMD64=OFF -DCPUHP_VM_ROBUST_CYCLES=200 -DCPUHP_UNITY=ON
+                -DCPUHP_BPF=ON)
   # -g1 (line tables: enough for sanitizer and crash stacks) compiles ~10 %
   # faster than -g; test trees are thrown away after the run.
   case "$1" in

@@ -129,7 +129,7 @@ else
   # kernels with CONFIG_DEBUG_INFO_BTF_MODULES, Debian's 6.12 among them).
   if apt-get update -qq && apt-get install -y -qq --no-install-recommends build-essential cmake \
       pkg-config libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev libtracefs-dev \
-      libtraceevent-dev curl kmod dwarves; then
+      libtraceevent-dev libbpf-dev clang bpftool curl kmod dwarves; then
     result install pass
   else
     result install fail  # the build below says whether what is there suffices

@@ -24,6 +24,7 @@
 #include "run/schedule.h"
 #include "run/watched_cpu_control.h"
 #include "soak/soak.h"
+#include "sources/bpf_source.h"
 #include "sources/health_sources.h"
 #include "sources/kmod_source.h"
 #include "sources/tracefs_source.h"
@@ -187,8 +188,17 @@ int BuildSources(const RunPlan& p, const std::vector<TimingSource*>& given, RunS
     tp->set_drainer_cpus(std::move(quiet));
     s->owned.push_back(std::move(tp));
   }
-  if (p.cfg.kmod.enabled && !p.sim)
-    s->owned.push_back(std::make_unique<KmodSource>(p.cfg.kmod.device));
+  // Kernel phases: the module, the BPF programs, or both (kernel_phases.source);
+  // "auto" builds both and the BPF source stands down when the module runs.
+  const std::string& phases = p.cfg.kernel_phases_source;
+  KmodSource* kmod = nullptr;
+  if (p.cfg.kmod.enabled && !p.sim && phases != "bpf") {
+    auto k = std::make_unique<KmodSource>(p.cfg.kmod.device);
+    kmod = k.get();
+    s->owned.push_back(std::move(k));
+  }
+  if (!p.sim && phases != "kmod")
+    s->owned.push_back(std::make_unique<BpfSource>(phases == "auto" ? kmod : nullptr));
   s->all = given;
   for (auto& src : s->owned)
     s->all.push_back(src.get());

@@ -138,6 +138,7 @@ json ConfigToJson(const Config& cfg) {
       {"sim", std::move(sim)},
       {"tracepoints", cfg.tracepoints},
       {"kmod", {{"enabled", cfg.kmod.enabled}, {"device", cfg.kmod.device}}},
+      {"kernel_phases", {{"source", cfg.kernel_phases_source}}},
       {"checkpoint_interval", FormatDuration(cfg.checkpoint_interval_ns)},
       {"resume", cfg.resume},
       {"interim_interval", FormatDuration(cfg.interim_interval_ns)},

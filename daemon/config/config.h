@@ -107,6 +107,10 @@ struct Config {
   // backend has no kernel events and ignores it.
   bool tracepoints = true;
   KmodConfig kmod;
+  // Which sources time the kernel phases (daemon/sources/bpf_source.h):
+  // "auto" the module when it is loaded, else the BPF programs; "kmod",
+  // "bpf", or "both" (the same operations timed by each, to compare them).
+  std::string kernel_phases_source = "auto";
   // Soak (daemon/soak.h): checkpoints in the state directory, interim
   // reports, stuck-operation watchdog.
   uint64_t checkpoint_interval_ns = 60000000000ull;  // 0: only at stop

@@ -17,6 +17,7 @@ constexpr uint64_t kMaxSimNs = 100000000000ull;  // 100 s per modeled operation
 
 constexpr const char* kBackendNames[] = {"sysfs", "sim"};
 constexpr const char* kResumeNames[] = {"auto", "never"};
+constexpr const char* kKernelPhasesSourceNames[] = {"auto", "kmod", "bpf", "both"};
 constexpr uint64_t kMinProbePeriodNs = 10000;       // 10 us: below that a probe is a busy loop
 constexpr uint64_t kMaxProbePeriodNs = 1000000000;  // 1 s
 constexpr uint64_t kMaxBaselineNs = 3600000000000ull;
@@ -95,6 +96,15 @@ const Field kKmodFields[] = {
     {"device",
      [](const Value& v, Config* c) {
        return GetPath(v, "an absolute path", PathRule::kAbsolute, &c->kmod.device);
+     }},
+};
+
+const Field kKernelPhasesFields[] = {
+    {"source",
+     [](const Value& v, Config* c) {
+       size_t i = 0;
+       return GetChoice(v, kKernelPhasesSourceNames, &i) &&
+              (c->kernel_phases_source = kKernelPhasesSourceNames[i], true);
      }},
 };
 
@@ -273,6 +283,8 @@ const Field kTopFields[] = {
     {"sim", [](const Value& v, Config* c) { return ApplyObject(v, kSimFields, c); }},
     {"tracepoints", [](const Value& v, Config* c) { return GetBool(v, &c->tracepoints); }},
     {"kmod", [](const Value& v, Config* c) { return ApplyObject(v, kKmodFields, c); }},
+    {"kernel_phases",
+     [](const Value& v, Config* c) { return ApplyObject(v, kKernelPhasesFields, c); }},
     {"checkpoint_interval",
      [](const Value& v, Config* c) { return GetDuration(v, &c->checkpoint_interval_ns); }},
     {"resume",

@@ -18,13 +18,13 @@ using nlohmann::json;
 // ---- Validation errors ----
 
 TEST(ConfigErrors, UnknownKeyAtTopLevel) {
-  EXPECT_EQ(
-      ApplyError(R"({"iteration": 5})"),
-      "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
-      "iterations, duration, seed, stop_on_error, lost_cpu_after, interval, backend, "
-      "sysfs_root, state_dir, "
-      "report, force, oplog, progress, sweep, sim, tracepoints, kmod, checkpoint_interval, resume, "
-      "interim_interval, stuck_timeout, stuck_give_up, disturbance, health, faults)");
+  EXPECT_EQ(ApplyError(R"({"iteration": 5})"),
+            "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
+            "iterations, duration, seed, stop_on_error, lost_cpu_after, interval, backend, "
+            "sysfs_root, state_dir, "
+            "report, force, oplog, progress, sweep, sim, tracepoints, kmod, kernel_phases, "
+            "checkpoint_interval, resume, "
+            "interim_interval, stuck_timeout, stuck_give_up, disturbance, health, faults)");
   EXPECT_PRED2(StartsWith, ApplyError(R"({"$schema": "x"})"), "t.json: /$schema: unknown key ");
 }
 

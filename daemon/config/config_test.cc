@@ -453,6 +453,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   cfg.sweep = {{1, 3, 9}, 7, 5};
   cfg.sim = {16, 1, 2, 3, 4, 0.1, 0.3};
   cfg.kmod = {false, "/dev/other_probe"};
+  cfg.kernel_phases_source = "both";
   cfg.stuck_give_up_ns = 90000000000;
   const json j = ConfigToJson(cfg);
   EXPECT_EQ(j["stuck_give_up"], "1m30s");
@@ -470,13 +471,14 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_EQ(back.seed, cfg.seed);
   EXPECT_FALSE(back.kmod.enabled);
   EXPECT_EQ(back.kmod.device, "/dev/other_probe");
+  EXPECT_EQ(back.kernel_phases_source, "both");
   EXPECT_EQ(back.stuck_give_up_ns, 90000000000u);
 
   const json d = ConfigToJson(Config{});
   EXPECT_EQ(d["seed"], nullptr);
   EXPECT_EQ(d["sweep"]["levels"], "auto");
   EXPECT_EQ(d["duration"], "0");
-  EXPECT_EQ(d.size(), 28u);  // every struct key, no "comment"
+  EXPECT_EQ(d.size(), 29u);  // every struct key, no "comment"
 }
 
 TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {

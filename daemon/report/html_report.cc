@@ -128,11 +128,14 @@ std::vector<LevelSeries> PhaseSeries(const json& report, const std::string& dir)
         out.push_back({Str(ph, "name", "?") + " (tracepoints)",
                        dir + " " + Str(ph, "name", "?") + " (tracepoints)",
                        &ph["per_online_count"]});
-  const json& km = Path(report, {"timing_sources", "kmod"});
-  if (Str(km, "status") == "ok")
-    for (const auto& [name, ph] : Path(km, {"kernel_phases", dir.c_str()}).items())
-      if (Get(ph, "by_online").is_array() && !ph["by_online"].empty())
-        out.push_back({name + " (kmod)", dir + " " + name + " (kmod)", &ph["by_online"]});
+  for (const char* source : {"kmod", "bpf"}) {
+    const json& km = Path(report, {"timing_sources", source});
+    const std::string tag = std::string(" (") + source + ")";
+    if (Str(km, "status") == "ok")
+      for (const auto& [name, ph] : Path(km, {"kernel_phases", dir.c_str()}).items())
+        if (Get(ph, "by_online").is_array() && !ph["by_online"].empty())
+          out.push_back({name + tag, dir + " " + name + tag, &ph["by_online"]});
+  }
   return out;
 }
 
@@ -335,17 +338,22 @@ std::string KernelStates(const json& report) {
 
 // ---- kmod phases ----
 
-std::string KmodPhases(const json& report) {
-  const json& km = Path(report, {"timing_sources", "kmod"});
+// The kmod source's section, or the bpf source's (the same form: one joiner).
+std::string KmodPhases(const json& report, const char* source = "kmod") {
+  const bool bpf = std::string(source) == "bpf";
+  const json& km = Path(report, {"timing_sources", source});
   if (Str(km, "status") != "ok")
-    return NotMeasured(report, "kmod", "Kernel phases from the cpuhp_probe module (kmod source)",
-                       "/kmod/enabled");
+    return NotMeasured(report, source,
+                       bpf ? "Kernel phases from BPF kprobes (bpf source)"
+                           : "Kernel phases from the cpuhp_probe module (kmod source)",
+                       bpf ? "/kernel_phases/source" : "/kmod/enabled");
   const json& rec = Get(km, "records");
-  std::string out = Fmt("<p class=\"meta\">cpuhp_probe API %" PRIu64 ", %" PRIu64
-                        " records read, %" PRIu64 " joined to operations, %" PRIu64
-                        " unjoined, %" PRIu64 " ended after their write returned.</p>\n",
-                        U64(km, "api_version"), U64(rec, "read"), U64(rec, "joined"),
-                        U64(rec, "unjoined"), U64(rec, "nesting_violations"));
+  std::string out = Fmt(
+      "<p class=\"meta\">%s, %" PRIu64 " records read, %" PRIu64 " joined to operations, %" PRIu64
+      " unjoined, %" PRIu64 " ended after their write returned.</p>\n",
+      bpf ? Esc(Str(km, "program")).c_str()
+          : Fmt("cpuhp_probe API %" PRIu64, U64(km, "api_version")).c_str(),
+      U64(rec, "read"), U64(rec, "joined"), U64(rec, "unjoined"), U64(rec, "nesting_violations"));
   out +=
       "<table><tr><th>direction</th><th>phase</th><th>hits</th><th>p50 (ms)</th><th>p99 "
       "(ms)</th><th>max (ms)</th><th>non-zero return</th></tr>\n";
@@ -369,6 +377,11 @@ std::string KmodPhases(const json& report) {
   if (nohz.contains("status") && nohz["status"] == "unavailable")
     out += "<p class=\"meta\">get_nohz_timer_target: unavailable (" +
            Esc(nohz.value("reason", std::string())) + ").</p>\n";
+  else if (U64(nohz, "count") > 0 && bpf)
+    out +=
+        Fmt("<p class=\"meta\">get_nohz_timer_target: %" PRIu64 " calls, mean %.0f ns, max %" PRIu64
+            " ns (function + the BPF kprobe pair, whose own share is not measured here).</p>\n",
+            U64(nohz, "count"), Num(nohz, "mean_ns"), U64(nohz, "max_ns"));
   else if (U64(nohz, "count") > 0)
     out +=
         Fmt("<p class=\"meta\">get_nohz_timer_target: %" PRIu64 " calls, mean %.0f ns, max %" PRIu64
@@ -665,6 +678,7 @@ std::string FormatHtml(const json& report, const ReportOptions& opts) {
     out += LatencyHistogram(report, d);
   out += "<h2>Kernel states</h2>\n" + KernelStates(report);
   out += "<h2>Kernel phases (cpuhp_probe module)</h2>\n" + KmodPhases(report);
+  out += "<h2>Kernel phases (BPF kprobes)</h2>\n" + KmodPhases(report, "bpf");
   out += "<h2>Timeline and kernel log</h2>\n" + TimelineSection(report);
   out += "<h2>Disturbance</h2>\n" + Disturbance(report);
   out +=

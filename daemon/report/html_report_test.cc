@@ -26,6 +26,12 @@ const json& Guest() {
   return r;
 }
 
+// Both kernel-phase sources on the same operations (issue 34).
+const json& GuestBoth() {
+  static const json r = LoadFixture("report-real-guest-both.json");
+  return r;
+}
+
 struct Point {
   std::string x;
   double y;
@@ -246,6 +252,26 @@ TEST(HtmlReportTest, LatencyVsOnlineCpusPerPhase) {
       kmod++;
     }
   EXPECT_GE(kmod, 4u);
+}
+
+// The bpf source's kernel_phases (the kmod section's form) are drawn and
+// tabled beside the module's, each labelled with its source.
+TEST(HtmlReportTest, BpfPhasesBesideTheModules) {
+  const std::string html = Html(GuestBoth());
+  auto pts = Points(html);
+  size_t n = 0;
+  for (const char* source : {"kmod", "bpf"})
+    for (const auto& [dir, phases] : GuestBoth()["timing_sources"][source]["kernel_phases"].items())
+      for (const auto& [name, ph] : phases.items()) {
+        ExpectLevels(pts, dir + " " + name + " (" + source + ")", ph["by_online"]);
+        n++;
+      }
+  EXPECT_GE(n, 10u);
+  EXPECT_NE(html.find("<h2>Kernel phases (BPF kprobes)</h2>"), std::string::npos);
+  EXPECT_NE(html.find("kprobe/kretprobe BPF programs"), std::string::npos);
+  // Without the bpf section: said, not an empty table.
+  EXPECT_NE(Html(Guest()).find("Kernel phases from BPF kprobes (bpf source): not in this report"),
+            std::string::npos);
 }
 
 TEST(HtmlReportTest, HistogramsPerDirectionHoldEveryOperation) {

@@ -56,6 +56,8 @@ const std::set<std::string> kSummedCounters = {
     "drain_cpu_ns", "kallsyms_lookups", "unnamed_callbacks",
     // the module
     "read", "joined", "unjoined", "nesting_violations", "ops_dropped", "hits", "nmissed",
+    // the bpf source (beside the module's)
+    "unmatched", "records_dropped",
     // disturbance probes
     "samples", "missed_periods", "off_cpu_samples", "repins",
     // kernel log health

@@ -272,6 +272,7 @@ std::string HumanSummary(const nlohmann::json& report) {
     out += DirectionTable(report, dir);
   out += PerCpuTable(report);
   out += KmodSummary(report);
+  out += KmodSummary(report, "bpf");
   out += DisturbanceSummary(report);
   out += KmsgHealthSummary(report);
   out += ErrorLines(report);

@@ -474,8 +474,9 @@ std::string Row(const std::string& label, const json& s) {
 
 }  // namespace
 
-std::string KmodSummary(const json& report) {
-  const json& kmod = Get(Get(report, "timing_sources"), "kmod");
+std::string KmodSummary(const json& report, const char* source) {
+  const bool bpf = std::string(source) == "bpf";
+  const json& kmod = Get(Get(report, "timing_sources"), source);
   const json& phases = Get(kmod, "kernel_phases");
   if (!phases.is_object())
     return "";
@@ -484,7 +485,8 @@ std::string KmodSummary(const json& report) {
     const json& d = Get(phases, dir);
     if (!d.is_object() || d.empty())
       continue;
-    out += std::string("\n") + dir + " kernel phases beside the write (ms)\n";
+    out += std::string("\n") + dir + " kernel phases beside the write (ms" +
+           (bpf ? ", bpf source" : "") + ")\n";
     char head[160];
     std::snprintf(head, sizeof(head), "  %-22s %8s %10s %10s %10s\n", "phase", "n", "p50", "p99",
                   "max");
@@ -496,6 +498,13 @@ std::string KmodSummary(const json& report) {
   const json& nohz = Get(kmod, "get_nohz_timer_target");
   if (nohz.contains("status") && nohz["status"] == "unavailable") {
     out += "get_nohz_timer_target: unavailable (" + nohz.value("reason", std::string()) + ")\n";
+  } else if (U64(nohz, "count") && bpf) {
+    char buf[200];
+    std::snprintf(buf, sizeof(buf),
+                  "get_nohz_timer_target (bpf): %" PRIu64 " hits, mean %.0f ns, max %" PRIu64
+                  " ns (function + the BPF kprobe pair)\n",
+                  U64(nohz, "count"), Num(nohz, "mean_ns"), U64(nohz, "max_ns"));
+    out += buf;
   } else if (U64(nohz, "count")) {
     char buf[240];
     const json& self = Get(nohz, "probe_self_cost");

@@ -122,6 +122,9 @@ class KmodSource : public TimingSource {
   void Stop() override;
   nlohmann::json ReportJson() const override;
 
+  // Started and not stopped: the module's device is open.
+  bool running() const { return fd_ >= 0; }
+
  private:
   bool Drain(std::vector<cpuhp_probe_record>* out);
   nlohmann::json ProbeTable() const;
@@ -137,9 +140,10 @@ class KmodSource : public TimingSource {
   nlohmann::json final_nohz_;
 };
 
-// Human summary lines for the kmod section of a report: per direction, the
-// kernel phases (p50/p99/max ms) beside the write latency. "" if the report
-// has no kmod section with phases.
-std::string KmodSummary(const nlohmann::json& report);
+// Human summary lines for the kmod section of a report (or the bpf
+// source's, `source` "bpf": the same form): per direction, the kernel
+// phases (p50/p99/max ms) beside the write latency. "" if the report has no
+// such section with phases.
+std::string KmodSummary(const nlohmann::json& report, const char* source = "kmod");
 
 }  // namespace cpuhp

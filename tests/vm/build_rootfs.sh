@@ -9,7 +9,7 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 dir=$(mktemp -d /var/tmp/cpuhp-rootfs.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 debootstrap --variant=minbase \
-  --include=systemd,systemd-sysv,libspdlog1.10,libfmt9,libsystemd0,libtracefs1,libtraceevent1 \
+  --include=systemd,systemd-sysv,libspdlog1.10,libfmt9,libsystemd0,libtracefs1,libtraceevent1,libbpf1 \
   bookworm "$dir" "$mirror" > "$out.log" 2>&1 || { tail -20 "$out.log"; exit 1; }
 # Boot straight to the test: no getty, no network waits, no udev settle.
 echo cpuhp-vm > "$dir/etc/hostname"

@@ -45,7 +45,7 @@ toolchain_lib=/usr/$triplet/lib
 
 # --- sysroot ------------------------------------------------------------------
 # Everything libspdlog-dev, libsystemd-dev, libtracefs-dev and
-# libtraceevent-dev pull in for ARCH, except what
+# libtraceevent-dev pull in for ARCH (and libbpf's, below), except what
 # the cross toolchain provides (libc6, libgcc-s1, libstdc++6, gcc-12-base)
 # and libspdlog-dev's test-only catch2; plus the two arch-independent
 # header-only libraries.
@@ -55,6 +55,11 @@ mapfile -t pkgs < <(apt_fast apt-cache depends --recurse --no-recommends --no-su
   grep -v '^ ' | sort -u |
   grep -E "^[a-z0-9.+-]+(:$arch)?\$" |
   grep -vE '^(libc6|libgcc-s1|libstdc\+\+6|gcc-[0-9]+-base|catch2)(:|$)')
+# libbpf (the bpf timing source) and what it links, listed rather than
+# recursed: libbpf-dev's own dependencies pull libc6-dev and the host's
+# libc-dev-bin, which the cross toolchain already provides.
+mapfile -t pkgs < <(printf '%s\n' "${pkgs[@]}" "libbpf-dev:$arch" "libbpf1:$arch" "libelf-dev:$arch" \
+  "libelf1:$arch" "zlib1g-dev:$arch" "zlib1g:$arch" | sort -u)
 # One apt-cache call: on a loaded machine each call costs seconds.
 mapfile -t versions < <(apt_fast apt-cache policy "${pkgs[@]}" 2>/dev/null |
   awk '/^[^ ].*:$/ {p = substr($0, 1, length($0) - 1)} /^ *Candidate:/ {print p "=" $2}')

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The bpf timing source (daemon/sources/bpf_source.h): the cpuhp_probe
+ * module's probes as BPF kprobe/kretprobe programs, for kernels that refuse
+ * the module (lockdown under Secure Boot) or have no headers to build it.
+ *
+ * Hotplug-path functions: the entry program saves the start time, the
+ * executing CPU and the target CPU (the first argument, when the cookie
+ * says so) per task and probe; the return program writes one
+ * struct cpuhp_probe_record into the ring buffer, numbered like the
+ * module's (a full ring leaves a gap in seq and counts a drop).
+ * get_nohz_timer_target is hot: per-CPU histogram and target counters only.
+ *
+ * No BTF and no kernel headers needed: timestamps, the task, the first
+ * argument and the return value (PT_REGS_*, one object per architecture).
+ * Times are bpf_ktime_get_ns(): CLOCK_MONOTONIC, as the module's.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/ptrace.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "cpuhp_phases_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct cp_key {
+	__u64 pid_tgid;
+	__u32 probe;
+	__u32 pad;
+};
+
+struct cp_start {
+	__u64 start_ns;
+	__s32 target_cpu;
+	__u32 exec_cpu;
+	__u32 flags;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct cp_key);
+	__type(value, struct cp_start);
+} cp_starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} cp_records SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CPUHP_PROBE_NR);
+	__type(key, __u32);
+	__type(value, struct cpuhp_bpf_counters);
+} cp_counters SEC(".maps");
+
+struct cp_nohz_stack {
+	__u32 depth;
+	__u32 pad;
+	__u64 start_ns[CPUHP_BPF_NOHZ_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cp_nohz_stack);
+} cp_nohz_starts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpuhp_bpf_nohz);
+} cp_nohz SEC(".maps");
+
+/* get_nohz_timer_target's returns per target CPU; sized to nr_cpu_ids. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cp_targets SEC(".maps");
+
+__u64 cp_seq;
+
+static __always_inline struct cpuhp_bpf_counters *cp_counters_of(__u32 probe)
+{
+	return bpf_map_lookup_elem(&cp_counters, &probe);
+}
+
+SEC("kprobe")
+int cp_entry(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	struct cp_key k = {
+		.pid_tgid = bpf_get_current_pid_tgid(),
+		.probe = cookie & CPUHP_BPF_COOKIE_ID_MASK,
+	};
+	struct cp_start s = {
+		.exec_cpu = bpf_get_smp_processor_id(),
+		.flags = (cookie & CPUHP_BPF_COOKIE_ARG_UNSURE) ? CPUHP_PROBE_REC_ARG_UNSURE : 0,
+	};
+
+	s.target_cpu = (cookie & CPUHP_BPF_COOKIE_CPU_ARG) ?
+		(__s32)PT_REGS_PARM1(ctx) : (__s32)s.exec_cpu;
+	s.start_ns = bpf_ktime_get_ns();
+	bpf_map_update_elem(&cp_starts, &k, &s, BPF_ANY);
+	return 0;
+}
+
+SEC("kretprobe")
+int cp_return(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	struct cp_key k = {
+		.pid_tgid = bpf_get_current_pid_tgid(),
+		.probe = cookie & CPUHP_BPF_COOKIE_ID_MASK,
+	};
+	struct cpuhp_bpf_counters *c = cp_counters_of(k.probe);
+	struct cpuhp_probe_record *r;
+	struct cp_start *s;
+	__u64 seq;
+
+	if (!c)
+		return 0;
+	s = bpf_map_lookup_elem(&cp_starts, &k);
+	if (!s) {
+		c->unmatched++;
+		return 0;
+	}
+	c->hits++;
+	/* Taken before the reserve: a dropped record leaves a gap. */
+	seq = __sync_fetch_and_add(&cp_seq, 1);
+	r = bpf_ringbuf_reserve(&cp_records, sizeof(*r), 0);
+	if (!r) {
+		c->dropped++;
+		bpf_map_delete_elem(&cp_starts, &k);
+		return 0;
+	}
+	r->seq = seq;
+	r->start_ns = s->start_ns;
+	r->duration_ns = now - s->start_ns;
+	/* Every probed function returns int: the upper register half is undefined. */
+	r->retval = (__s64)(int)PT_REGS_RC(ctx);
+	r->probe_id = k.probe;
+	r->target_cpu = s->target_cpu;
+	r->exec_cpu = s->exec_cpu;
+	r->online_at_entry = 0;
+	r->flags = s->flags;
+	r->reserved = 0;
+	/*
+	 * No wakeup: the daemon polls. A wakeup is an irq_work queued on this
+	 * CPU, and take_cpu_down returns on the dying CPU: the work never runs,
+	 * and freeing the ring later spins in irq_work_sync() for ever (seen
+	 * on 6.12: soft lockup in ringbuf_map_free after the daemon exited).
+	 */
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	bpf_map_delete_elem(&cp_starts, &k);
+	return 0;
+}
+
+SEC("kprobe")
+int cp_nohz_entry(struct pt_regs *ctx)
+{
+	__u32 zero = 0;
+	struct cp_nohz_stack *st = bpf_map_lookup_elem(&cp_nohz_starts, &zero);
+	__u32 d;
+
+	if (!st)
+		return 0;
+	d = st->depth;
+	if (d < CPUHP_BPF_NOHZ_DEPTH)
+		st->start_ns[d] = bpf_ktime_get_ns();
+	st->depth = d + 1;
+	return 0;
+}
+
+static __always_inline __u32 cp_ilog2(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) {
+		v >>= 32;
+		r += 32;
+	}
+	if (v >> 16) {
+		v >>= 16;
+		r += 16;
+	}
+	if (v >> 8) {
+		v >>= 8;
+		r += 8;
+	}
+	if (v >> 4) {
+		v >>= 4;
+		r += 4;
+	}
+	if (v >> 2) {
+		v >>= 2;
+		r += 2;
+	}
+	if (v >> 1)
+		r += 1;
+	return r;
+}
+
+SEC("kretprobe")
+int cp_nohz_return(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__u32 zero = 0, b, d, target;
+	struct cp_nohz_stack *st = bpf_map_lookup_elem(&cp_nohz_starts, &zero);
+	struct cpuhp_bpf_nohz *h = bpf_map_lookup_elem(&cp_nohz, &zero);
+	struct cpuhp_bpf_counters *c = cp_counters_of(CPUHP_PROBE_NOHZ_TIMER_TARGET);
+	__u64 *count, dur;
+
+	if (!st || !h || !c)
+		return 0;
+	if (st->depth == 0) {
+		c->unmatched++;
+		return 0;
+	}
+	d = --st->depth;
+	if (d >= CPUHP_BPF_NOHZ_DEPTH) {
+		c->unmatched++;
+		return 0;
+	}
+	c->hits++;
+	dur = now - st->start_ns[d];
+	b = dur ? cp_ilog2(dur) : 0;
+	if (b > CPUHP_PROBE_HIST_BUCKETS - 1)
+		b = CPUHP_PROBE_HIST_BUCKETS - 1;
+	h->count++;
+	h->sum_ns += dur;
+	h->buckets[b]++;
+	if (dur > h->max_ns)
+		h->max_ns = dur;
+	target = (__u32)(int)PT_REGS_RC(ctx);
+	count = bpf_map_lookup_elem(&cp_targets, &target);
+	if (count)
+		__sync_fetch_and_add(count, 1);
+	return 0;
+}

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+// The "bpf" timing source: the cpuhp_probe module's probes as BPF
+// kprobe/kretprobe programs (sources/bpf/cpuhp_phases.bpf.c), for boards
+// whose kernel refuses the module (lockdown `integrity` under Secure Boot
+// refuses unsigned modules, not kprobes or BPF) or that have no headers to
+// build it. Records are the module's (kmod/uapi/cpuhp_probe.h), joined by
+// the same KmodJoiner, so its report section has the kmod section's
+// kernel_phases, ops and get_nohz_timer_target.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sources/kmod_source.h"
+#include "sources/timing_source.h"
+
+namespace cpuhp {
+
+// Copies of a probed function the compiler may have made, by suffix
+// (takedown_cpu, _cpu_up.constprop.0, ...): at most this many per probe.
+inline constexpr size_t kBpfMaxSymbolsPerProbe = 8;
+
+// The text symbols of /proc/kallsyms (core kernel, not modules) that are a
+// probed function or a renamed copy of one (NAME.constprop.N, NAME.isra.N,
+// NAME.llvm.HASH, ...), per probe id, in kallsyms order.
+std::array<std::vector<std::string>, CPUHP_PROBE_NR> BpfPickSymbols(std::string_view kallsyms);
+
+// The attach cookie of probe `id` on `symbol` (cpuhp_phases_abi.h): whether
+// the first argument is the target CPU, and whether that is unsure (a
+// renamed copy may have dropped or reordered arguments).
+uint64_t BpfCookie(uint32_t id, const std::string& symbol);
+
+// Why this kernel cannot run the source, before trying: lockdown
+// `confidentiality` refuses kprobes and perf events (`lockdown`: the text of
+// /sys/kernel/security/lockdown); no kprobes (`have_kprobes`: the kprobe PMU
+// or tracefs kprobe_events exists). "" when nothing stops it.
+std::string BpfBlockedReason(const std::string& lockdown, bool have_kprobes);
+
+class BpfSource : public TimingSource {
+ public:
+  // `prefer`: a module source started before this one; when it runs, this
+  // one stands down (kernel_phases.source "auto": the module when loaded).
+  explicit BpfSource(const KmodSource* prefer = nullptr);
+  ~BpfSource() override;
+
+  std::string name() const override { return "bpf"; }
+  bool Start(std::string* why_unavailable) override;
+  void OpBegin(const Operation&, uint64_t) override {}
+  void OpEnd(const OpRecord& rec) override;
+  void Stop() override;
+  nlohmann::json ReportJson() const override;
+
+  struct State;  // libbpf objects (bpf_source.cc)
+
+ private:
+  nlohmann::json Collect() const;
+
+  const KmodSource* prefer_;
+  std::unique_ptr<State> st_;
+  KmodJoiner joiner_;
+  nlohmann::json probes_ = nlohmann::json::array();
+  nlohmann::json final_;
+};
+
+}  // namespace cpuhp
