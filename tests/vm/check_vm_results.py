@@ -24,7 +24,71 @@ failures = check.failures
 files, status = decode_console(text, outdir, check)
 
 check("==CPUHP== DONE" in text, "guest reached the end of /init")
-steps = ("daemon_nomod", "insmod", "check", "daemon_withmod", "dump", "rmmod", "daemon_nomod2")
+
+
+def schema_check(name, what):
+    """The decoded report NAME against the schema (CPUHP_SRC: the source tree)."""
+    src = os.environ.get("CPUHP_SRC")
+    if not src:
+        return
+    v = subprocess.run([sys.executable, f"{src}/tests/validate_report.py",
+                        f"{src}/daemon/report/schema/report.schema.json", os.path.join(outdir, name)],
+                       capture_output=True, text=True)
+    check(v.returncode == 0, what + ("" if v.returncode == 0 else ": " + (v.stdout + v.stderr).strip().splitlines()[0]))
+
+
+def lockdown_checks():
+    """The lockdown=integrity guest (guest_init.sh, cpuhp_lockdown=1): the
+    unsigned module refused, the default run's kernel phases from the bpf
+    source, the module's absence named in one line."""
+    m = re.search(r"==CPUHP== LOCKDOWN (.*)", text)
+    check(m is not None and "[integrity]" in m.group(1), f"lockdown mode integrity ({m and m.group(1)})")
+    check(status.get("insmod_lockdown") not in (None, "0"),
+          f"insmod of the unsigned module refused (exit {status.get('insmod_lockdown')})")
+    log = files.get("dmesg", b"").decode(errors="replace") + text
+    check("Lockdown: insmod: unsigned module loading is restricted" in log,
+          "the kernel logged the lockdown refusal")
+    check(status.get("daemon_lockdown") == "0", f"daemon exit status 0 ({status.get('daemon_lockdown')})")
+    m = re.search(r"==CPUHP== online at end (\S+)", text)
+    check(m is not None and m.group(1) == f"0-{smp - 1}", f"all CPUs online at end ({m and m.group(1)})")
+    bad, _ = kernel_splats(files.get("dmesg", b"").decode(errors="replace") + text)
+    check(not bad, "no WARN/BUG/Oops in the guest log" + (": " + bad[0] if bad else ""))
+    out = files.get("lockdown.out", b"").decode(errors="replace").splitlines()
+    said = [l for l in out if "kmod unavailable" in l]
+    check(len(said) == 1 and "lockdown is integrity" in said[0],
+          f"the daemon says in one line why the module is missing ({said})")
+    try:
+        r = json.loads(files.get("lockdown.json", b""))
+    except ValueError:
+        r = None
+    check(r is not None, "daemon report under lockdown")
+    if not r:
+        return
+    ts = r.get("timing_sources", {})
+    k, b = ts.get("kmod", {}), ts.get("bpf", {})
+    check(k.get("status") == "unavailable" and "lockdown is integrity" in k.get("reason", ""),
+          f"report: kmod unavailable, lockdown named ({k.get('reason')})")
+    check(b.get("status") == "ok", f"report: bpf source ok ({b.get('status')}, {b.get('reason')})")
+    bringup = ["native_cpu_up"] if arch == "amd64" and kver < (6, 5) else \
+        ["cpuhp_kick_ap_alive", "cpuhp_bringup_ap"] if arch == "amd64" else ["__cpu_up"]
+    phases = b.get("kernel_phases", {})
+    for d, name in [("offline", "takedown_cpu"), ("offline", "take_cpu_down"), ("offline", "_cpu_down"),
+                    ("online", "_cpu_up")] + [("online", n) for n in bringup]:
+        ph = phases.get(d, {}).get(name, {}).get("all", {})
+        check(ph.get("count", 0) > 0, f"bpf kernel_phases {d}/{name} n > 0 ({ph.get('count')}, "
+              f"p50 {ph.get('p50_ns', 0) / 1e3:.0f} us)")
+    nz = b.get("get_nohz_timer_target", {})
+    check(nz.get("count", 0) > 0, f"bpf get_nohz_timer_target histogram non-empty ({nz.get('count')})")
+    schema_check("lockdown.json", "report under lockdown passes the schema")
+
+
+if "==CPUHP== LOCKDOWN" in text:
+    kver = re.search(r"kernel (\d+)\.(\d+)", text)
+    kver = (int(kver.group(1)), int(kver.group(2))) if kver else (0, 0)
+    lockdown_checks()
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1 if failures else 0)
+steps = ("daemon_nomod", "insmod", "check", "daemon_withmod", "dump", "rmmod", "daemon_nomod2", "daemon_both")
 for step in steps if with_daemon else steps[1:3] + steps[4:6]:
     check(status.get(step) == "0", f"{step} exit status 0 (got {status.get(step)})")
 m = re.search(r"==CPUHP== online at end (\S+)", text)
@@ -282,13 +346,7 @@ if withmod:
                                      "steps_outside_operations", "open_at_end")}
     check(all(v == 0 for v in bad_ev.values()) and lost.get("total") == 0,
           f"tracepoints: no event malformed, unmatched, outside a write or lost ({bad_ev}, lost {lost.get('total')})")
-    src = os.environ.get("CPUHP_SRC")
-    if src:
-        v = subprocess.run([sys.executable, f"{src}/tests/validate_report.py",
-                            f"{src}/daemon/report/schema/report.schema.json", os.path.join(outdir, "withmod.json")],
-                           capture_output=True, text=True)
-        check(v.returncode == 0, "report with the module passes the schema" +
-              ("" if v.returncode == 0 else ": " + (v.stdout + v.stderr).strip().splitlines()[0]))
+    schema_check("withmod.json", "report with the module passes the schema")
     for p in k.get("probes", []):
         if not p.get("placed"):
             continue
@@ -327,6 +385,50 @@ if nonohz:
     nz = nonohz.get("timing_sources", {}).get("kmod", {}).get("get_nohz_timer_target", {})
     check(nz.get("status") == "unavailable" and "not selected" in nz.get("reason", "") and "count" not in nz,
           f"probes=takedown_cpu: daemon reports get_nohz_timer_target unavailable with the reason, no zeros ({nz})")
+# The bpf source beside the module on the same operations (issue 34): the
+# same probes placed, every phase both measured with the same count and
+# p50s that agree. Both sources' probes sit on the same functions, and each
+# one's window holds the other's handlers (entry and return) when its own
+# probe is the outer one: the p50s may differ by that, about a microsecond
+# natively, tens under TCG (57 us seen for cpuhp_kick_ap_alive on 6.12);
+# hence within 10 % or 100 us.
+both = report("both.json")
+if with_daemon:
+    check(both is not None, "daemon report with kernel_phases.source both")
+if both:
+    ts = both.get("timing_sources", {})
+    k, b = ts.get("kmod", {}), ts.get("bpf", {})
+    check(k.get("status") == "ok" and b.get("status") == "ok",
+          f"both: kmod and bpf sources ok ({k.get('status')} {k.get('reason', '')}, {b.get('status')} {b.get('reason', '')})")
+    kp = sorted(p["name"] for p in k.get("probes", []) if p.get("placed"))
+    bp = {p["name"]: p for p in b.get("probes", []) if p.get("placed")}
+    check(kp and sorted(bp) == kp, f"both: bpf placed the module's probes ({sorted(bp)} vs {kp})")
+    check(bp and all(p.get("mechanism") == "kprobe" and p.get("hits", 0) > 0 for p in bp.values()),
+          f"both: every bpf probe is a kprobe pair with hits ({[(n, p.get('mechanism'), p.get('hits')) for n, p in bp.items()]})")
+    check(b.get("records_dropped") == 0 and b.get("records", {}).get("nesting_violations") == 0 and
+          b.get("records", {}).get("joined", 0) > 0,
+          f"both: bpf records joined, none dropped or longer than the write ({b.get('records')}, dropped {b.get('records_dropped')})")
+    compared, disagree = 0, []
+    for d in ("offline", "online"):
+        for name, ph in sorted(k.get("kernel_phases", {}).get(d, {}).items()):
+            bph = b.get("kernel_phases", {}).get(d, {}).get(name)
+            if bph is None:
+                disagree.append(f"{d}/{name}: not measured by bpf")
+                continue
+            ka, ba = ph.get("all", {}), bph.get("all", {})
+            k50, b50 = ka.get("p50_ns", 0), ba.get("p50_ns", 0)
+            ratio = b50 / k50 if k50 else float("inf")
+            print(f"info both {d}/{name}: n {ka.get('count')}/{ba.get('count')} kmod p50 {k50 / 1e3:.1f} us, "
+                  f"bpf p50 {b50 / 1e3:.1f} us, ratio {ratio:.3f}, attach kprobe")
+            compared += 1
+            if ka.get("count") != ba.get("count") or not (abs(ratio - 1) <= 0.10 or abs(b50 - k50) <= 100000):
+                disagree.append(f"{d}/{name} n {ka.get('count')}/{ba.get('count')} p50 {k50}/{b50} ns")
+    check(compared >= 3 and not disagree,
+          f"both: every phase both measured agrees (same n, p50 within 10 % or 100 us; {compared} phases) {disagree}")
+    nz = b.get("get_nohz_timer_target", {})
+    check(nz.get("status") == "ok" and nz.get("count", 0) > 0,
+          f"both: bpf get_nohz_timer_target histogram non-empty ({nz.get('status')}, {nz.get('count')})")
+    schema_check("both.json", "report with both sources passes the schema")
 nomod2 = report("nomod2.json")
 check(nomod2 is not None, "daemon report after rmmod")
 if nomod and withmod and nomod2:
