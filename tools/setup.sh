@@ -49,7 +49,8 @@ pkgs_check=("${pkgs_run[@]}" libgtest-dev python3 python3-jsonschema python3-yam
 # prepare tests/kmatrix's kernel source trees; cross compilers for arm64/ppc64el
 # and armhf (tests/kmatrix's 32-bit ARM cells; g++ and qemu-user: the unit
 # tests built for armhf and run under qemu-arm, tests/vm/cross_unit_tests.sh);
-# tests/kmatrix: gcc-12, riscv64 cross gcc, libssl-dev, xz-utils; dwarves:
+# tests/kmatrix: gcc-12, riscv64 cross gcc and libc headers (the BPF object's
+# <asm/ptrace.h>), libssl-dev, xz-utils; dwarves:
 # pahole, which the module's build needs against headers with BTF, as
 # Debian's 6.12; debhelper, dh-dkms, dkms and lintian: tests/pkg builds and
 # checks the Debian packages; the python3 modules lava-dispatcher imports:
@@ -61,7 +62,7 @@ pkgs_check=("${pkgs_run[@]}" libgtest-dev python3 python3-jsonschema python3-yam
 pkgs_test=("${pkgs_check[@]}" libbenchmark-dev clang libclang-rt-14-dev
            qemu-system-x86 busybox-static cpio debootstrap linux-image-amd64
            flex bison libelf-dev
-           gcc-12 gcc-riscv64-linux-gnu libssl-dev xz-utils dwarves
+           gcc-12 gcc-riscv64-linux-gnu libc6-dev-riscv64-cross libssl-dev xz-utils dwarves
            gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
            gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
            qemu-system-ppc gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf qemu-user

@@ -571,7 +571,21 @@ cell_build() {
 	mod_ver=$(modinfo -F version "$work/kmod/cpuhp_probe.ko")
 	[ -n "$dkms_ver" ] && [ "$mod_ver" = "$dkms_ver" ] ||
 		die "$cell: MODULE_VERSION '$mod_ver' is not kmod/dkms.conf's PACKAGE_VERSION '$dkms_ver'"
-	log "$cell: ok, version $mod_ver (tree $(echo "$t1 - $t0" | bc) s, build $(echo "$(date +%s.%N) - $t1" | bc) s, $kdir)"
+	# The bpf source's programs for this architecture (PT_REGS_* from its
+	# uapi <asm/ptrace.h>, where its libc's compiler finds it: the headers
+	# the daemon's own build uses, daemon/sources/bpf/bpf.cmake), as
+	# warning-free as the module (issue 34: every cell, riscv64 and armhf
+	# among them, compiles the BPF object).
+	local asm_dir
+	command -v clang >/dev/null || die "$cell: clang not installed (the BPF object)"
+	asm_dir=$(echo '#include <asm/ptrace.h>' | "${cross}gcc" -M -x c - 2>/dev/null |
+		grep -o '[^ ]*/asm/ptrace\.h' | head -1)
+	[ -n "$asm_dir" ] || die "$cell: ${cross}gcc finds no <asm/ptrace.h> (the target's linux-libc-dev: libc6-dev-$dpkg_arch-cross)"
+	asm_dir=$(dirname "$(dirname "$asm_dir")")
+	clang -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_"$karch" -Wall -Werror -I"$asm_dir" \
+		-c "$src/daemon/sources/bpf/cpuhp_phases.bpf.c" -o "$work/cpuhp_phases.bpf.o" ||
+		die "$cell: the BPF object does not compile for $karch (above)"
+	log "$cell: ok, version $mod_ver, BPF object $(stat -c %s "$work/cpuhp_phases.bpf.o") bytes (tree $(echo "$t1 - $t0" | bc) s, build $(echo "$(date +%s.%N) - $t1" | bc) s, $kdir)"
 }
 
 main() {
