@@ -373,6 +373,15 @@ std::string KmodPhases(const json& report, const char* source = "kmod") {
     }
   }
   out += "</table>\n";
+  if (bpf && Str(Get(km, "program_cost"), "status") == "ok") {
+    std::string cost;
+    for (const auto& [name, c] : Get(Get(km, "program_cost"), "programs").items())
+      cost += Fmt("%s%s %.0f ns", cost.empty() ? "" : ", ", Esc(name).c_str(), Num(c, "mean_ns"));
+    out +=
+        "<p class=\"meta\">The BPF programs' own time per hit (the kernel's bpf_stats; the "
+        "kprobe's own entry cost not in it): " +
+        cost + ".</p>\n";
+  }
   const json& nohz = Get(km, "get_nohz_timer_target");
   if (nohz.contains("status") && nohz["status"] == "unavailable")
     out += "<p class=\"meta\">get_nohz_timer_target: unavailable (" +

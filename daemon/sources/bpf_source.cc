@@ -128,8 +128,12 @@ struct BpfSource::State {
   std::vector<cpuhp_probe_record> pending;
   uint32_t nr_cpu_ids = 0;
   int possible = 0;
+  int stats_fd = -1;  // BPF_ENABLE_STATS: the programs' run time, while open
+  std::string stats_error;
 
   ~State() {
+    if (stats_fd >= 0)
+      close(stats_fd);
     if (rb)
       ring_buffer__free(rb);
     for (bpf_link* l : links)
@@ -202,6 +206,11 @@ bool BpfSource::Start(std::string* why) {
           "CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS";
     return false;
   }
+  // The programs' own cost per hit, counted by the kernel while this fd is
+  // open (kernel.bpf_stats_enabled without touching the sysctl).
+  st->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+  if (st->stats_fd < 0)
+    st->stats_error = std::string("BPF_ENABLE_STATS: ") + std::strerror(errno);
   std::string kallsyms;
   if (!ReadSmallFile("/proc/kallsyms", size_t{256} << 20, &kallsyms, &err)) {
     *why = "/proc/kallsyms: " + err;
@@ -301,6 +310,29 @@ json BpfSource::Collect() const {
   }
   out["probes"] = std::move(probes);
   out["records_dropped"] = dropped;
+  if (st.stats_fd < 0) {
+    out["program_cost"] = {{"status", "unavailable"}, {"reason", st.stats_error}};
+  } else {
+    json programs = json::object();
+    const std::pair<const char*, const bpf_program*> progs[] = {
+        {"cp_entry", st.skel->progs.cp_entry},
+        {"cp_return", st.skel->progs.cp_return},
+        {"cp_nohz_entry", st.skel->progs.cp_nohz_entry},
+        {"cp_nohz_return", st.skel->progs.cp_nohz_return}};
+    for (const auto& [name, prog] : progs) {
+      bpf_prog_info info{};
+      uint32_t len = sizeof(info);
+      if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) != 0)
+        continue;
+      programs[name] = {{"runs", info.run_cnt},
+                        {"run_time_ns", info.run_time_ns},
+                        {"mean_ns", info.run_cnt ? static_cast<double>(info.run_time_ns) /
+                                                       static_cast<double>(info.run_cnt)
+                                                 : 0.0},
+                        {"recursion_misses", info.recursion_misses}};
+    }
+    out["program_cost"] = {{"status", "ok"}, {"programs", std::move(programs)}};
+  }
 
   const json& nohz_row = probes_[CPUHP_PROBE_NOHZ_TIMER_TARGET];
   if (!nohz_row.value("placed", false)) {
@@ -341,7 +373,7 @@ json BpfSource::ReportJson() const {
   j["program"] = "kprobe/kretprobe BPF programs (daemon/sources/bpf/cpuhp_phases.bpf.c)";
   j["clock"] = "CLOCK_MONOTONIC (bpf_ktime_get_ns), ns";
   const json now = st_ ? Collect() : final_;
-  for (const char* k : {"probes", "records_dropped", "get_nohz_timer_target"})
+  for (const char* k : {"probes", "records_dropped", "program_cost", "get_nohz_timer_target"})
     if (now.contains(k))
       j[k] = now[k];
   return j;

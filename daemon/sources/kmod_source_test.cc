@@ -301,6 +301,19 @@ TEST(KmodSummaryTest, ShowsPhasesBesideWrite) {
   EXPECT_NE(s.find("takedown_cpu"), std::string::npos) << s;
   EXPECT_NE(s.find("5.000"), std::string::npos) << s;
   EXPECT_EQ(KmodSummary(nlohmann::json::object()), "");
+  // The bpf source's section has the same form (the same joiner): its own
+  // lines, labelled, and none from the kmod section.
+  EXPECT_EQ(KmodSummary(report, "bpf"), "");
+  report["timing_sources"]["bpf"] = report["timing_sources"]["kmod"];
+  report["timing_sources"]["bpf"]["get_nohz_timer_target"] = {
+      {"status", "ok"}, {"count", 3}, {"mean_ns", 900.0}, {"max_ns", 2000}};
+  report["timing_sources"].erase("kmod");
+  s = KmodSummary(report, "bpf");
+  EXPECT_NE(s.find("offline kernel phases beside the write (ms, bpf source)"), std::string::npos)
+      << s;
+  EXPECT_NE(s.find("takedown_cpu"), std::string::npos) << s;
+  EXPECT_NE(s.find("get_nohz_timer_target (bpf): 3 hits"), std::string::npos) << s;
+  EXPECT_EQ(KmodSummary(report), "");
 }
 
 TEST(KmodIoctlDecodeTest, ProbeInfoRow) {

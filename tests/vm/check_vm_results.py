@@ -408,6 +408,13 @@ if both:
     check(b.get("records_dropped") == 0 and b.get("records", {}).get("nesting_violations") == 0 and
           b.get("records", {}).get("joined", 0) > 0,
           f"both: bpf records joined, none dropped or longer than the write ({b.get('records')}, dropped {b.get('records_dropped')})")
+    cost = b.get("program_cost", {})
+    progs = cost.get("programs", {})
+    check(cost.get("status") == "ok" and progs.get("cp_return", {}).get("runs", 0) > 0,
+          f"both: the BPF programs' own run time counted ({cost.get('status')}, {cost.get('reason', '')})")
+    for name, c in sorted(progs.items()):
+        print(f"info bpf program {name}: {c.get('runs')} runs, mean {c.get('mean_ns', 0):.0f} ns own time, "
+              f"{c.get('recursion_misses')} recursion misses")
     compared, disagree = 0, []
     for d in ("offline", "online"):
         for name, ph in sorted(k.get("kernel_phases", {}).get(d, {}).items()):

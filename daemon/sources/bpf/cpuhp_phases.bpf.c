@@ -105,11 +105,16 @@ int cp_entry(struct pt_regs *ctx)
 		.exec_cpu = bpf_get_smp_processor_id(),
 		.flags = (cookie & CPUHP_BPF_COOKIE_ARG_UNSURE) ? CPUHP_PROBE_REC_ARG_UNSURE : 0,
 	};
+	struct cp_start *saved;
 
 	s.target_cpu = (cookie & CPUHP_BPF_COOKIE_CPU_ARG) ?
 		(__s32)PT_REGS_PARM1(ctx) : (__s32)s.exec_cpu;
-	s.start_ns = bpf_ktime_get_ns();
-	bpf_map_update_elem(&cp_starts, &k, &s, BPF_ANY);
+	/* The clock is read last: the map insert stays out of the duration. */
+	if (bpf_map_update_elem(&cp_starts, &k, &s, BPF_ANY))
+		return 0;
+	saved = bpf_map_lookup_elem(&cp_starts, &k);
+	if (saved)
+		saved->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -130,8 +135,10 @@ int cp_return(struct pt_regs *ctx)
 	if (!c)
 		return 0;
 	s = bpf_map_lookup_elem(&cp_starts, &k);
-	if (!s) {
+	if (!s || !s->start_ns) {
 		c->unmatched++;
+		if (s)
+			bpf_map_delete_elem(&cp_starts, &k);
 		return 0;
 	}
 	c->hits++;

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+// The bpf timing source without a kernel that runs it: the symbols picked
+// from kallsyms, the attach cookies the programs decode, the reasons given
+// before trying, and Start() standing down for a running module.
+#include "sources/bpf_source.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "sources/bpf/cpuhp_phases_abi.h"
+
+namespace cpuhp {
+namespace {
+
+TEST(BpfSourceTest, PicksTextSymbolsAndTheirRenamedCopies) {
+  const std::string kallsyms =
+      "ffffffff81000000 T _stext\n"
+      "ffffffff810a1230 t takedown_cpu\n"
+      "ffffffff810a2000 t _cpu_up.constprop.0\n"
+      "ffffffff810a3000 t _cpu_down.isra.0.constprop.0\n"
+      "ffffffff810a3100 t _cpu_down.cold\n"
+      "ffffffff810a4000 T __cpu_up\n"
+      "ffffffff810a5000 t bringup_cpu.llvm.1234567\n"
+      "ffffffff810a6000 d takedown_cpu_data\n"            // not text
+      "ffffffff810a7000 D take_cpu_down\n"                // data, not the function
+      "ffffffff810a8000 t take_cpu_down_helper\n"         // another function
+      "ffffffff810a9000 t __cpu_up_done\n"                // another function
+      "ffffffffc0001000 t takedown_cpu\t[cpuhp_probe]\n"  // a module's
+      "ffffffff810a1230 t takedown_cpu\n"                 // listed twice: once
+      "ffffffff810b0000 T get_nohz_timer_target";         // no newline at the end
+  const auto s = BpfPickSymbols(kallsyms);
+  EXPECT_EQ(s[CPUHP_PROBE_TAKEDOWN_CPU], std::vector<std::string>{"takedown_cpu"});
+  EXPECT_EQ(s[CPUHP_PROBE_CPU_UP_GENERIC], std::vector<std::string>{"_cpu_up.constprop.0"});
+  EXPECT_EQ(s[CPUHP_PROBE_CPU_DOWN_GENERIC],
+            (std::vector<std::string>{"_cpu_down.isra.0.constprop.0", "_cpu_down.cold"}));
+  EXPECT_EQ(s[CPUHP_PROBE_ARCH_CPU_UP], std::vector<std::string>{"__cpu_up"});
+  EXPECT_EQ(s[CPUHP_PROBE_BRINGUP_CPU], std::vector<std::string>{"bringup_cpu.llvm.1234567"});
+  EXPECT_TRUE(s[CPUHP_PROBE_TAKE_CPU_DOWN].empty());
+  EXPECT_TRUE(s[CPUHP_PROBE_NATIVE_CPU_UP].empty());
+  EXPECT_EQ(s[CPUHP_PROBE_NOHZ_TIMER_TARGET], std::vector<std::string>{"get_nohz_timer_target"});
+}
+
+TEST(BpfSourceTest, AtMostSoManyCopiesPerProbe) {
+  std::string kallsyms;
+  for (int i = 0; i < 20; ++i)
+    kallsyms += "ffffffff81000000 t takedown_cpu.constprop." + std::to_string(i) + "\n";
+  EXPECT_EQ(BpfPickSymbols(kallsyms)[CPUHP_PROBE_TAKEDOWN_CPU].size(), kBpfMaxSymbolsPerProbe);
+  EXPECT_TRUE(BpfPickSymbols("")[CPUHP_PROBE_TAKEDOWN_CPU].empty());
+  EXPECT_TRUE(BpfPickSymbols("garbage\n\n  \nffff t\n")[CPUHP_PROBE_TAKEDOWN_CPU].empty());
+}
+
+TEST(BpfSourceTest, CookieCarriesIdAndWhatTheFirstArgumentIs) {
+  const uint64_t plain = BpfCookie(CPUHP_PROBE_TAKEDOWN_CPU, "takedown_cpu");
+  EXPECT_EQ(plain & CPUHP_BPF_COOKIE_ID_MASK, CPUHP_PROBE_TAKEDOWN_CPU);
+  EXPECT_TRUE(plain & CPUHP_BPF_COOKIE_CPU_ARG);
+  EXPECT_FALSE(plain & CPUHP_BPF_COOKIE_ARG_UNSURE);
+  // A renamed copy may have lost or moved the argument: joined by direction
+  // and window only (CPUHP_PROBE_REC_ARG_UNSURE), as the module does.
+  const uint64_t renamed = BpfCookie(CPUHP_PROBE_CPU_UP_GENERIC, "_cpu_up.constprop.0");
+  EXPECT_EQ(renamed & CPUHP_BPF_COOKIE_ID_MASK, CPUHP_PROBE_CPU_UP_GENERIC);
+  EXPECT_TRUE(renamed & CPUHP_BPF_COOKIE_CPU_ARG);
+  EXPECT_TRUE(renamed & CPUHP_BPF_COOKIE_ARG_UNSURE);
+  // take_cpu_down's argument is a pointer, get_nohz_timer_target has none.
+  for (uint32_t id :
+       {uint32_t{CPUHP_PROBE_TAKE_CPU_DOWN}, uint32_t{CPUHP_PROBE_NOHZ_TIMER_TARGET}}) {
+    const uint64_t c = BpfCookie(id, std::string(KmodProbeName(id)) + ".constprop.0");
+    EXPECT_EQ(c, id) << KmodProbeName(id);
+  }
+}
+
+TEST(BpfSourceTest, BlockedReasonNamesLockdownOrMissingKprobes) {
+  EXPECT_EQ(BpfBlockedReason("", true), "");
+  EXPECT_EQ(BpfBlockedReason("[none] integrity confidentiality\n", true), "");
+  // Integrity (Secure Boot's) refuses unsigned modules, not kprobes or BPF.
+  EXPECT_EQ(BpfBlockedReason("none [integrity] confidentiality\n", true), "");
+  const std::string conf = BpfBlockedReason("none integrity [confidentiality]\n", true);
+  EXPECT_NE(conf.find("lockdown is confidentiality"), std::string::npos) << conf;
+  EXPECT_NE(conf.find("/sys/kernel/security/lockdown"), std::string::npos) << conf;
+  const std::string nokp = BpfBlockedReason("none [integrity] confidentiality\n", false);
+  EXPECT_NE(nokp.find("CONFIG_KPROBES"), std::string::npos) << nokp;
+}
+
+TEST(BpfSourceTest, StandsDownWhenTheModuleRuns) {
+  // A module source that never started (no device): this one does not stand
+  // down for it, and says why it could not run, whatever the kernel.
+  KmodSource kmod("/nonexistent/cpuhp_probe");
+  std::string why;
+  ASSERT_FALSE(kmod.Start(&why));
+  EXPECT_FALSE(kmod.running());
+  BpfSource bpf(&kmod);
+  EXPECT_EQ(bpf.name(), "bpf");
+  why.clear();
+  if (!bpf.Start(&why)) {
+    EXPECT_FALSE(why.empty());
+    EXPECT_EQ(why.find("the kmod source runs"), std::string::npos) << why;
+  } else {
+    bpf.Stop();
+  }
+}
+
+}  // namespace
+}  // namespace cpuhp
