@@ -18,6 +18,7 @@ import json
 import os
 import re
 import sys
+from statistics import median
 
 
 def load(path):
@@ -43,16 +44,21 @@ def both_table(work, r):
     mech = {p["name"]: p.get("mechanism", "?") for p in b.get("probes", [])}
     cell = os.path.basename(work)[len("vm-"):]
     out = [f"\n**{cell}** ({kernel_of(work)}, {r.get('totals', {}).get('ops')} operations)\n",
-           "| phase | n | kmod p50 (us) | bpf p50 (us) | bpf/kmod | attach |", "|---|---|---|---|---|---|"]
+           "| phase | n | kmod p50 (us) | bpf p50 (us) | bpf/kmod | per op: median bpf - kmod (us) | attach |",
+           "|---|---|---|---|---|---|---|"]
+    kops = {o["index"]: o["phases"] for o in k.get("ops", [])}
+    bops = {o["index"]: o["phases"] for o in b.get("ops", [])}
     for d in ("offline", "online"):
         for name, ph in sorted(k.get("kernel_phases", {}).get(d, {}).items()):
             bph = b.get("kernel_phases", {}).get(d, {}).get(name, {})
             k50 = ph.get("all", {}).get("p50_ns", 0)
             b50 = bph.get("all", {}).get("p50_ns", 0)
             ratio = f"{b50 / k50:.3f}" if k50 and b50 else "-"
+            diffs = [bops[i][name] - kops[i][name] for i in kops if i in bops and name in kops[i] and name in bops[i]]
+            paired = f"{median(diffs) / 1e3:+.1f} ({len(diffs)} ops)" if diffs else "-"
             attach = mech.get(name, "sum of two" if name == "bringup" else "?")
             out.append(f"| {d}/{name} | {ph.get('all', {}).get('count')} | {k50 / 1e3:.1f} | "
-                       f"{b50 / 1e3:.1f} | {ratio} | {attach} |")
+                       f"{b50 / 1e3:.1f} | {ratio} | {paired} | {attach} |")
     progs = b.get("program_cost", {}).get("programs", {})
     if progs:
         out.append("\nBPF programs' own time per hit (bpf_stats): " + ", ".join(
