@@ -198,7 +198,8 @@ int BuildSources(const RunPlan& p, const std::vector<TimingSource*>& given, RunS
     s->owned.push_back(std::move(k));
   }
   if (!p.sim && phases != "kmod")
-    s->owned.push_back(std::make_unique<BpfSource>(phases == "auto" ? kmod : nullptr));
+    s->owned.push_back(std::make_unique<BpfSource>(phases == "auto" ? kmod : nullptr,
+                                                   p.cfg.kernel_phases_bpf_attach == "kprobe"));
   s->all = given;
   for (auto& src : s->owned)
     s->all.push_back(src.get());

@@ -111,6 +111,10 @@ struct Config {
   // "auto" the module when it is loaded, else the BPF programs; "kmod",
   // "bpf", or "both" (the same operations timed by each, to compare them).
   std::string kernel_phases_source = "auto";
+  // How the BPF programs attach: "auto" fentry/fexit where the kernel
+  // attaches them (BTF, BPF trampolines), kprobe/kretprobe otherwise;
+  // "kprobe" kprobes only (to compare the two, or to avoid trampolines).
+  std::string kernel_phases_bpf_attach = "auto";
   // Soak (daemon/soak.h): checkpoints in the state directory, interim
   // reports, stuck-operation watchdog.
   uint64_t checkpoint_interval_ns = 60000000000ull;  // 0: only at stop

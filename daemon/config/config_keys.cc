@@ -18,6 +18,7 @@ constexpr uint64_t kMaxSimNs = 100000000000ull;  // 100 s per modeled operation
 constexpr const char* kBackendNames[] = {"sysfs", "sim"};
 constexpr const char* kResumeNames[] = {"auto", "never"};
 constexpr const char* kKernelPhasesSourceNames[] = {"auto", "kmod", "bpf", "both"};
+constexpr const char* kBpfAttachNames[] = {"auto", "kprobe"};
 constexpr uint64_t kMinProbePeriodNs = 10000;       // 10 us: below that a probe is a busy loop
 constexpr uint64_t kMaxProbePeriodNs = 1000000000;  // 1 s
 constexpr uint64_t kMaxBaselineNs = 3600000000000ull;
@@ -105,6 +106,12 @@ const Field kKernelPhasesFields[] = {
        size_t i = 0;
        return GetChoice(v, kKernelPhasesSourceNames, &i) &&
               (c->kernel_phases_source = kKernelPhasesSourceNames[i], true);
+     }},
+    {"bpf_attach",
+     [](const Value& v, Config* c) {
+       size_t i = 0;
+       return GetChoice(v, kBpfAttachNames, &i) &&
+              (c->kernel_phases_bpf_attach = kBpfAttachNames[i], true);
      }},
 };
 

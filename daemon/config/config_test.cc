@@ -454,6 +454,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   cfg.sim = {16, 1, 2, 3, 4, 0.1, 0.3};
   cfg.kmod = {false, "/dev/other_probe"};
   cfg.kernel_phases_source = "both";
+  cfg.kernel_phases_bpf_attach = "kprobe";
   cfg.stuck_give_up_ns = 90000000000;
   const json j = ConfigToJson(cfg);
   EXPECT_EQ(j["stuck_give_up"], "1m30s");
@@ -472,6 +473,7 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_FALSE(back.kmod.enabled);
   EXPECT_EQ(back.kmod.device, "/dev/other_probe");
   EXPECT_EQ(back.kernel_phases_source, "both");
+  EXPECT_EQ(back.kernel_phases_bpf_attach, "kprobe");
   EXPECT_EQ(back.stuck_give_up_ns, 90000000000u);
 
   const json d = ConfigToJson(Config{});

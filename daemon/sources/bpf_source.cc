@@ -17,8 +17,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <bpf/btf.h>
+
 #include "cpuhp_phases.skel.h"  // generated: bpftool gen skeleton (CMakeLists.txt)
 #include "sources/bpf/cpuhp_phases_abi.h"
+
+// cpuhp_phases.bpf.c has one fentry/fexit pair per probe id: 0..8 the
+// hotplug path (cp_fentry_N), 9 get_nohz_timer_target (cp_nohz_fentry).
+static_assert(CPUHP_PROBE_NOHZ_TIMER_TARGET == 9 && CPUHP_PROBE_NR == 10);
 #endif
 
 namespace cpuhp {
@@ -82,6 +88,24 @@ uint64_t BpfCookie(uint32_t id, const std::string& symbol) {
   return c;
 }
 
+BpfFentryChoice BpfChooseFentry(uint32_t id, const std::vector<std::string>& symbols,
+                                bool kprobe_only, const std::string& btf_error,
+                                const std::function<bool(const std::string&)>& in_btf) {
+  const std::string name = KmodProbeName(id);
+  if (symbols.empty())
+    return {};  // nothing to attach to: the probe's own reason says so
+  if (kprobe_only)
+    return {"", "kernel_phases.bpf_attach is \"kprobe\""};
+  if (!btf_error.empty())
+    return {"", btf_error};
+  if (std::find(symbols.begin(), symbols.end(), name) == symbols.end())
+    return {"", "only renamed copies (" + symbols.front() +
+                    "): fentry is placed on the exact function, whose prototype BTF describes"};
+  if (!in_btf(name))
+    return {"", name + " is not in the kernel's BTF (/sys/kernel/btf/vmlinux)"};
+  return {name, ""};
+}
+
 std::string BpfBlockedReason(const std::string& lockdown, bool have_kprobes) {
   if (lockdown.find("[confidentiality]") != std::string::npos)
     return "kernel lockdown is confidentiality (/sys/kernel/security/lockdown): kprobes and "
@@ -107,6 +131,8 @@ int LibbpfPrint(enum libbpf_print_level level, const char* fmt, va_list ap) {
   std::string line(buf);
   while (!line.empty() && (line.back() == '\n' || line.back() == ' '))
     line.pop_back();
+  if (line.rfind("libbpf: ", 0) == 0)
+    line.erase(0, 8);
   if (level != LIBBPF_DEBUG && !line.empty())
     g_libbpf_last = line;
   spdlog::debug("libbpf: {}", line);
@@ -123,6 +149,8 @@ bool HaveKprobes() {
 
 struct BpfSource::State {
   cpuhp_phases_bpf* skel = nullptr;
+  // Per probe id, the fentry and fexit programs (cpuhp_phases.bpf.c).
+  std::array<bpf_program*, CPUHP_PROBE_NR> fentry{}, fexit{};
   ring_buffer* rb = nullptr;
   std::vector<bpf_link*> links;
   std::vector<cpuhp_probe_record> pending;
@@ -156,15 +184,172 @@ int OnRecord(void* ctx, void* data, size_t len) {
 }
 
 std::string LibbpfError(int err) {
+  // ENOTSUPP (524) is the kernel's own, unknown to libc: for fentry/fexit,
+  // no BPF trampoline for this architecture or kernel.
+  if (err == 524)  // libbpf's own text adds nothing ("strerror_r(-524)=22")
+    return "ENOTSUPP (no BPF trampoline for it on this architecture and kernel)";
   std::string s = std::strerror(err);
   if (!g_libbpf_last.empty())
     s += " (libbpf: " + g_libbpf_last + ")";
   return s;
 }
 
+using FentryChoices = std::array<BpfFentryChoice, CPUHP_PROBE_NR>;
+using Symbols = std::array<std::vector<std::string>, CPUHP_PROBE_NR>;
+
+// Step 1: fentry/fexit where the kernel's BTF describes the exact function.
+FentryChoices ChooseFentry(const Symbols& symbols, bool kprobe_only) {
+  FentryChoices out;
+  std::string btf_error;
+  btf* vmlinux = nullptr;
+  if (!kprobe_only) {
+    vmlinux = btf__load_vmlinux_btf();
+    if (!vmlinux)
+      btf_error = "no kernel BTF (/sys/kernel/btf/vmlinux: " + std::string(std::strerror(errno)) +
+                  "): fentry needs CONFIG_DEBUG_INFO_BTF";
+  }
+  const auto in_btf = [vmlinux](const std::string& fn) {
+    return vmlinux && btf__find_by_name_kind(vmlinux, fn.c_str(), BTF_KIND_FUNC) > 0;
+  };
+  for (uint32_t id = 0; id < CPUHP_PROBE_NR; ++id)
+    out[id] = BpfChooseFentry(id, symbols[id], kprobe_only, btf_error, in_btf);
+  btf__free(vmlinux);
+  return out;
+}
+
+// Step 2: the object opened and loaded with the chosen fentry/fexit pairs
+// bound to their functions, the others not loaded. A kernel that refuses
+// any of them at load fails the whole object: then kprobes only, and each
+// choice says why.
+std::unique_ptr<BpfSource::State> LoadPrograms(int possible, FentryChoices* fentry,
+                                               std::string* why) {
+  std::string load_error;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto s = std::make_unique<BpfSource::State>();
+    s->skel = cpuhp_phases_bpf__open();
+    if (!s->skel) {
+      *why = "BPF object open: " + LibbpfError(errno);
+      return nullptr;
+    }
+    s->possible = possible;
+    s->nr_cpu_ids = static_cast<uint32_t>(possible);
+    bpf_map__set_max_entries(s->skel->maps.cp_targets, s->nr_cpu_ids);
+    bool any_fentry = false;
+    for (uint32_t id = 0; id < CPUHP_PROBE_NR; ++id) {
+      const bool nohz = id == CPUHP_PROBE_NOHZ_TIMER_TARGET;
+      const std::string n = std::to_string(id);
+      bpf_object* obj = s->skel->obj;
+      s->fentry[id] = nohz ? s->skel->progs.cp_nohz_fentry
+                           : bpf_object__find_program_by_name(obj, ("cp_fentry_" + n).c_str());
+      s->fexit[id] = nohz ? s->skel->progs.cp_nohz_fexit
+                          : bpf_object__find_program_by_name(obj, ("cp_fexit_" + n).c_str());
+      const std::string& fn = (*fentry)[id].fentry;
+      for (bpf_program* prog : {s->fentry[id], s->fexit[id]}) {
+        if (!fn.empty() && bpf_program__set_attach_target(prog, 0, fn.c_str()) == 0) {
+          any_fentry = true;
+          continue;
+        }
+        bpf_program__set_autoload(prog, false);
+      }
+    }
+    g_libbpf_last.clear();
+    const int e = cpuhp_phases_bpf__load(s->skel);
+    if (e == 0)
+      return s;
+    const int code = e < 0 ? -e : e;
+    if (!any_fentry) {
+      *why = "BPF programs refused by the kernel: " + LibbpfError(code);
+      if (code == EPERM)
+        *why +=
+            "; bpf() needs CAP_BPF and CAP_PERFMON (or root), and a kernel with "
+            "CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS";
+      return nullptr;
+    }
+    load_error = "fentry/fexit programs refused at load: " + LibbpfError(code);
+    for (auto& c : *fentry)
+      if (!c.fentry.empty())
+        c = {"", load_error};
+  }
+  *why = "BPF programs refused by the kernel: " + load_error;
+  return nullptr;
+}
+
+// Step 3, per probe: the fentry/fexit pair on the exact function when
+// chosen, kprobe/kretprobe pairs on every other copy (and on the function
+// when fentry failed). The probe table's row says which, and why not.
+json AttachProbe(BpfSource::State* st, uint32_t id, const std::vector<std::string>& symbols,
+                 const BpfFentryChoice& fentry, const std::string& no_kprobes) {
+  const bool nohz = id == CPUHP_PROBE_NOHZ_TIMER_TARGET;
+  bpf_program* entry = nohz ? st->skel->progs.cp_nohz_entry : st->skel->progs.cp_entry;
+  bpf_program* ret = nohz ? st->skel->progs.cp_nohz_return : st->skel->progs.cp_return;
+  json row = {{"id", id}, {"name", KmodProbeName(id)}, {"selected", true}};
+  std::string placed_on, reason, fentry_reason = fentry.reason;
+  bool on_fentry = false, on_kprobe = false;
+  if (symbols.empty())
+    reason = std::string("no symbol ") + KmodProbeName(id) + "* in /proc/kallsyms";
+  if (!fentry.fentry.empty()) {
+    g_libbpf_last.clear();
+    bpf_link* e = bpf_program__attach(st->fentry[id]);
+    const int e_err = e ? 0 : errno;
+    bpf_link* r = e ? bpf_program__attach(st->fexit[id]) : nullptr;
+    if (e && r) {
+      st->links.push_back(e);
+      st->links.push_back(r);
+      placed_on = fentry.fentry;
+      on_fentry = true;
+    } else {
+      const int code = e ? errno : e_err;
+      if (e)
+        bpf_link__destroy(e);
+      fentry_reason = std::string(e ? "fexit" : "fentry") + " attach: " + LibbpfError(code);
+    }
+  }
+  for (const std::string& sym : symbols) {
+    if (on_fentry && sym == fentry.fentry)
+      continue;
+    if (!no_kprobes.empty()) {
+      if (reason.empty())
+        reason = sym + ": " + no_kprobes;
+      continue;
+    }
+    g_libbpf_last.clear();
+    LIBBPF_OPTS(bpf_kprobe_opts, opts, .bpf_cookie = BpfCookie(id, sym));
+    bpf_link* e = bpf_program__attach_kprobe_opts(entry, sym.c_str(), &opts);
+    const int e_err = e ? 0 : errno;
+    opts.retprobe = true;
+    bpf_link* r = e ? bpf_program__attach_kprobe_opts(ret, sym.c_str(), &opts) : nullptr;
+    if (!e || !r) {
+      const int code = e ? errno : e_err;
+      if (e)
+        bpf_link__destroy(e);
+      if (reason.empty())
+        reason = sym + ": " + (e ? "kretprobe" : "kprobe") + " attach: " + LibbpfError(code);
+      continue;
+    }
+    st->links.push_back(e);
+    st->links.push_back(r);
+    placed_on += (placed_on.empty() ? "" : ",") + sym;
+    on_kprobe = true;
+  }
+  row["placed"] = !placed_on.empty();
+  row["mechanism"] =
+      on_fentry ? (on_kprobe ? "fentry+kprobe" : "fentry") : (on_kprobe ? "kprobe" : "none");
+  if (!on_fentry && !fentry_reason.empty())
+    row["fentry_reason"] = fentry_reason;
+  if (!placed_on.empty()) {
+    row["symbol"] = placed_on;
+  } else {
+    if (reason.empty())
+      reason = fentry_reason;
+    row["reason"] = reason;
+  }
+  return row;
+}
+
 }  // namespace
 
-BpfSource::BpfSource(const KmodSource* prefer) : prefer_(prefer) {}
+BpfSource::BpfSource(const KmodSource* prefer, bool kprobe_only)
+    : prefer_(prefer), kprobe_only_(kprobe_only) {}
 BpfSource::~BpfSource() = default;
 
 bool BpfSource::Start(std::string* why) {
@@ -177,84 +362,45 @@ bool BpfSource::Start(std::string* why) {
   std::string lockdown, err;
   if (!ReadSmallFile("/sys/kernel/security/lockdown", 256, &lockdown, &err))
     lockdown.clear();
-  if (std::string r = BpfBlockedReason(lockdown, HaveKprobes()); !r.empty()) {
+  // Confidentiality refuses kprobes and BPF tracing alike; a kernel without
+  // kprobes may still attach fentry/fexit.
+  if (std::string r = BpfBlockedReason(lockdown, true); !r.empty()) {
     *why = r;
     return false;
   }
   libbpf_set_print(LibbpfPrint);
   g_libbpf_last.clear();
-  auto st = std::make_unique<State>();
-  st->skel = cpuhp_phases_bpf__open();
-  if (!st->skel) {
-    *why = "BPF object open: " + LibbpfError(errno);
-    return false;
-  }
-  const int possible = libbpf_num_possible_cpus();
-  if (possible <= 0) {
-    *why = "cannot read the possible CPUs (/sys/devices/system/cpu/possible)";
-    return false;
-  }
-  st->possible = possible;
-  st->nr_cpu_ids = static_cast<uint32_t>(possible);
-  bpf_map__set_max_entries(st->skel->maps.cp_targets, st->nr_cpu_ids);
-  if (int e = cpuhp_phases_bpf__load(st->skel); e != 0) {
-    const int code = e < 0 ? -e : e;
-    *why = "BPF programs refused by the kernel: " + LibbpfError(code);
-    if (code == EPERM)
-      *why +=
-          "; bpf() needs CAP_BPF and CAP_PERFMON (or root), and a kernel with "
-          "CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS";
-    return false;
-  }
-  // The programs' own cost per hit, counted by the kernel while this fd is
-  // open (kernel.bpf_stats_enabled without touching the sysctl).
-  st->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-  if (st->stats_fd < 0)
-    st->stats_error = std::string("BPF_ENABLE_STATS: ") + std::strerror(errno);
   std::string kallsyms;
   if (!ReadSmallFile("/proc/kallsyms", size_t{256} << 20, &kallsyms, &err)) {
     *why = "/proc/kallsyms: " + err;
     return false;
   }
-  const auto symbols = BpfPickSymbols(kallsyms);
+  const Symbols symbols = BpfPickSymbols(kallsyms);
+  const int possible = libbpf_num_possible_cpus();
+  if (possible <= 0) {
+    *why = "cannot read the possible CPUs (/sys/devices/system/cpu/possible)";
+    return false;
+  }
+  FentryChoices fentry = ChooseFentry(symbols, kprobe_only_);
+  std::unique_ptr<State> st = LoadPrograms(possible, &fentry, why);
+  if (!st)
+    return false;
+  // The programs' own cost per hit, counted by the kernel while this fd is
+  // open (kernel.bpf_stats_enabled without touching the sysctl).
+  st->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+  if (st->stats_fd < 0)
+    st->stats_error = std::string("BPF_ENABLE_STATS: ") + std::strerror(errno);
+  const std::string no_kprobes = HaveKprobes() ? "" : BpfBlockedReason("", false);
   bool any_path_probe = false;
   std::string first_error;
   for (uint32_t id = 0; id < CPUHP_PROBE_NR; ++id) {
-    const bool nohz = id == CPUHP_PROBE_NOHZ_TIMER_TARGET;
-    bpf_program* entry = nohz ? st->skel->progs.cp_nohz_entry : st->skel->progs.cp_entry;
-    bpf_program* ret = nohz ? st->skel->progs.cp_nohz_return : st->skel->progs.cp_return;
-    json row = {{"id", id}, {"name", KmodProbeName(id)}, {"selected", true}};
-    std::string placed_on, reason;
-    if (symbols[id].empty())
-      reason = std::string("no symbol ") + KmodProbeName(id) + "* in /proc/kallsyms";
-    for (const std::string& sym : symbols[id]) {
-      g_libbpf_last.clear();
-      LIBBPF_OPTS(bpf_kprobe_opts, opts, .bpf_cookie = BpfCookie(id, sym));
-      bpf_link* e = bpf_program__attach_kprobe_opts(entry, sym.c_str(), &opts);
-      const int e_err = e ? 0 : errno;
-      opts.retprobe = true;
-      bpf_link* r = e ? bpf_program__attach_kprobe_opts(ret, sym.c_str(), &opts) : nullptr;
-      if (!e || !r) {
-        const int code = e ? errno : e_err;
-        if (e)
-          bpf_link__destroy(e);
-        if (reason.empty())
-          reason = sym + ": " + (e ? "kretprobe" : "kprobe") + " attach: " + LibbpfError(code);
-        continue;
-      }
-      st->links.push_back(e);
-      st->links.push_back(r);
-      placed_on += (placed_on.empty() ? "" : ",") + sym;
-    }
-    row["placed"] = !placed_on.empty();
-    row["mechanism"] = placed_on.empty() ? "none" : "kprobe";
-    if (!placed_on.empty()) {
-      row["symbol"] = placed_on;
-      any_path_probe |= !nohz;
-    } else {
-      row["reason"] = reason;
-      if (first_error.empty() && !symbols[id].empty())
-        first_error = reason;
+    json row = AttachProbe(st.get(), id, symbols[id], fentry[id], no_kprobes);
+    if (row["placed"].get<bool>()) {
+      any_path_probe |= id != CPUHP_PROBE_NOHZ_TIMER_TARGET;
+    } else if (first_error.empty() && !symbols[id].empty()) {
+      const std::string reason = row["reason"].get<std::string>();
+      const std::string fr = row.value("fentry_reason", std::string());
+      first_error = reason + (fr.empty() || fr == reason ? std::string() : "; fentry: " + fr);
     }
     probes_.push_back(std::move(row));
   }
@@ -313,24 +459,41 @@ json BpfSource::Collect() const {
   if (st.stats_fd < 0) {
     out["program_cost"] = {{"status", "unavailable"}, {"reason", st.stats_error}};
   } else {
+    // The kprobe programs, and each fentry/fexit kind summed over its
+    // per-probe copies; programs not loaded are left out.
     json programs = json::object();
-    const std::pair<const char*, const bpf_program*> progs[] = {
-        {"cp_entry", st.skel->progs.cp_entry},
-        {"cp_return", st.skel->progs.cp_return},
-        {"cp_nohz_entry", st.skel->progs.cp_nohz_entry},
-        {"cp_nohz_return", st.skel->progs.cp_nohz_return}};
-    for (const auto& [name, prog] : progs) {
-      bpf_prog_info info{};
-      uint32_t len = sizeof(info);
-      if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) != 0)
-        continue;
-      programs[name] = {{"runs", info.run_cnt},
-                        {"run_time_ns", info.run_time_ns},
-                        {"mean_ns", info.run_cnt ? static_cast<double>(info.run_time_ns) /
-                                                       static_cast<double>(info.run_cnt)
-                                                 : 0.0},
-                        {"recursion_misses", info.recursion_misses}};
-    }
+    const auto add = [&programs](const char* name,
+                                 std::initializer_list<const bpf_program*> progs) {
+      uint64_t runs = 0, run_time_ns = 0, misses = 0;
+      bool any = false;
+      for (const bpf_program* prog : progs) {
+        bpf_prog_info info{};
+        uint32_t len = sizeof(info);
+        if (!prog || bpf_program__fd(prog) < 0 ||
+            bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len) != 0)
+          continue;
+        any = true;
+        runs += info.run_cnt;
+        run_time_ns += info.run_time_ns;
+        misses += info.recursion_misses;
+      }
+      if (any)
+        programs[name] = {
+            {"runs", runs},
+            {"run_time_ns", run_time_ns},
+            {"mean_ns", runs ? static_cast<double>(run_time_ns) / static_cast<double>(runs) : 0.0},
+            {"recursion_misses", misses}};
+    };
+    add("cp_entry", {st.skel->progs.cp_entry});
+    add("cp_return", {st.skel->progs.cp_return});
+    add("cp_nohz_entry", {st.skel->progs.cp_nohz_entry});
+    add("cp_nohz_return", {st.skel->progs.cp_nohz_return});
+    const auto& f = st.fentry;
+    const auto& x = st.fexit;
+    add("cp_fentry", {f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]});
+    add("cp_fexit", {x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8]});
+    add("cp_nohz_fentry", {f[CPUHP_PROBE_NOHZ_TIMER_TARGET]});
+    add("cp_nohz_fexit", {x[CPUHP_PROBE_NOHZ_TIMER_TARGET]});
     out["program_cost"] = {{"status", "ok"}, {"programs", std::move(programs)}};
   }
 
@@ -370,7 +533,9 @@ void BpfSource::Stop() {
 
 json BpfSource::ReportJson() const {
   json j = joiner_.ToJson();
-  j["program"] = "kprobe/kretprobe BPF programs (daemon/sources/bpf/cpuhp_phases.bpf.c)";
+  j["program"] =
+      "BPF programs, fentry/fexit or kprobe/kretprobe per probe "
+      "(daemon/sources/bpf/cpuhp_phases.bpf.c)";
   j["clock"] = "CLOCK_MONOTONIC (bpf_ktime_get_ns), ns";
   const json now = st_ ? Collect() : final_;
   for (const char* k : {"probes", "records_dropped", "program_cost", "get_nohz_timer_target"})
@@ -383,7 +548,8 @@ json BpfSource::ReportJson() const {
 
 struct BpfSource::State {};
 
-BpfSource::BpfSource(const KmodSource* prefer) : prefer_(prefer) {}
+BpfSource::BpfSource(const KmodSource* prefer, bool kprobe_only)
+    : prefer_(prefer), kprobe_only_(kprobe_only) {}
 BpfSource::~BpfSource() = default;
 
 bool BpfSource::Start(std::string* why) {

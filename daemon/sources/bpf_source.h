@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -36,6 +37,19 @@ std::array<std::vector<std::string>, CPUHP_PROBE_NR> BpfPickSymbols(std::string_
 // renamed copy may have dropped or reordered arguments).
 uint64_t BpfCookie(uint32_t id, const std::string& symbol);
 
+// Where fentry/fexit is tried for probe `id`, in front of its kprobe pairs:
+// the exact function name when it is among the probe's symbols and the
+// kernel's BTF describes it (`in_btf`; a renamed copy's prototype may differ
+// from what BTF says, so copies always get kprobes). `fentry` empty: no
+// attempt, and `reason` says why.
+struct BpfFentryChoice {
+  std::string fentry;
+  std::string reason;
+};
+BpfFentryChoice BpfChooseFentry(uint32_t id, const std::vector<std::string>& symbols,
+                                bool kprobe_only, const std::string& btf_error,
+                                const std::function<bool(const std::string&)>& in_btf);
+
 // Why this kernel cannot run the source, before trying: lockdown
 // `confidentiality` refuses kprobes and perf events (`lockdown`: the text of
 // /sys/kernel/security/lockdown); no kprobes (`have_kprobes`: the kprobe PMU
@@ -46,7 +60,8 @@ class BpfSource : public TimingSource {
  public:
   // `prefer`: a module source started before this one; when it runs, this
   // one stands down (kernel_phases.source "auto": the module when loaded).
-  explicit BpfSource(const KmodSource* prefer = nullptr);
+  // `kprobe_only`: no fentry/fexit (kernel_phases.bpf_attach "kprobe").
+  explicit BpfSource(const KmodSource* prefer = nullptr, bool kprobe_only = false);
   ~BpfSource() override;
 
   std::string name() const override { return "bpf"; }
@@ -62,6 +77,7 @@ class BpfSource : public TimingSource {
   nlohmann::json Collect() const;
 
   const KmodSource* prefer_;
+  bool kprobe_only_;
   std::unique_ptr<State> st_;
   KmodJoiner joiner_;
   nlohmann::json probes_ = nlohmann::json::array();

@@ -69,6 +69,44 @@ TEST(BpfSourceTest, CookieCarriesIdAndWhatTheFirstArgumentIs) {
   }
 }
 
+TEST(BpfSourceTest, FentryOnlyOnTheExactFunctionBtfDescribes) {
+  const auto all = [](const std::string&) { return true; };
+  const auto none = [](const std::string&) { return false; };
+  const uint32_t id = CPUHP_PROBE_TAKEDOWN_CPU;
+  // The exact name among the symbols and in BTF: fentry there.
+  BpfFentryChoice c = BpfChooseFentry(id, {"takedown_cpu"}, false, "", all);
+  EXPECT_EQ(c.fentry, "takedown_cpu");
+  EXPECT_EQ(c.reason, "");
+  c = BpfChooseFentry(id, {"takedown_cpu", "takedown_cpu.cold"}, false, "", all);
+  EXPECT_EQ(c.fentry, "takedown_cpu");
+  // Only a renamed copy: kprobes, and the reason names the copy.
+  c = BpfChooseFentry(id, {"takedown_cpu.constprop.0"}, false, "", all);
+  EXPECT_EQ(c.fentry, "");
+  EXPECT_NE(c.reason.find("takedown_cpu.constprop.0"), std::string::npos) << c.reason;
+  // Not in BTF, no BTF at all, or kprobes asked for: each says so.
+  c = BpfChooseFentry(id, {"takedown_cpu"}, false, "", none);
+  EXPECT_EQ(c.fentry, "");
+  EXPECT_NE(c.reason.find("not in the kernel's BTF"), std::string::npos) << c.reason;
+  c = BpfChooseFentry(id, {"takedown_cpu"}, false, "no kernel BTF (x)", all);
+  EXPECT_EQ(c.fentry, "");
+  EXPECT_EQ(c.reason, "no kernel BTF (x)");
+  c = BpfChooseFentry(id, {"takedown_cpu"}, true, "", all);
+  EXPECT_EQ(c.fentry, "");
+  EXPECT_NE(c.reason.find("bpf_attach"), std::string::npos) << c.reason;
+  // Nothing to attach to: no choice, no fentry reason (the probe has its own).
+  c = BpfChooseFentry(id, {}, false, "", all);
+  EXPECT_EQ(c.fentry, "");
+  EXPECT_EQ(c.reason, "");
+  // The BTF lookup is by the canonical name, never a copy's.
+  std::vector<std::string> asked;
+  BpfChooseFentry(CPUHP_PROBE_CPU_UP_GENERIC, {"_cpu_up.constprop.0", "_cpu_up"}, false, "",
+                  [&asked](const std::string& fn) {
+                    asked.push_back(fn);
+                    return true;
+                  });
+  EXPECT_EQ(asked, std::vector<std::string>{"_cpu_up"});
+}
+
 TEST(BpfSourceTest, BlockedReasonNamesLockdownOrMissingKprobes) {
   EXPECT_EQ(BpfBlockedReason("", true), "");
   EXPECT_EQ(BpfBlockedReason("[none] integrity confidentiality\n", true), "");

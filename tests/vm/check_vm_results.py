@@ -38,6 +38,40 @@ def schema_check(name, what):
     check(v.returncode == 0, what + ("" if v.returncode == 0 else ": " + (v.stdout + v.stderr).strip().splitlines()[0]))
 
 
+def fentry_expected():
+    """Where the bpf source's fentry/fexit attach: BTF and BPF trampolines
+    with ftrace direct calls (x86-64; arm64 from 6.4). Debian's ppc64el
+    kernels (no trampoline through 6.12; 6.1 has no BTF) and armhf (no BTF)
+    get kprobes."""
+    return arch == "amd64" or (arch == "arm64" and kver >= (6, 4))
+
+
+def bpf_probe_checks(b, what):
+    """Every placed bpf probe has hits and says how it is attached: fentry on
+    the exact function where the kernel attaches it, else kprobes and why
+    not fentry."""
+    bp = {p["name"]: p for p in b.get("probes", []) if p.get("placed")}
+    check(bp and all(p.get("mechanism") in ("fentry", "kprobe", "fentry+kprobe") and p.get("hits", 0) > 0
+                     for p in bp.values()),
+          f"{what}: every bpf probe attached with hits "
+          f"({[(n, p.get('mechanism'), p.get('hits')) for n, p in bp.items()]})")
+    nofentry = [n for n, p in bp.items() if "fentry" not in p.get("mechanism", "")]
+    check(all(bp[n].get("fentry_reason") for n in nofentry),
+          f"{what}: each probe without fentry says why ({[(n, bp[n].get('fentry_reason')) for n in nofentry]})")
+    exact = [n for n, p in bp.items() if n in p.get("symbol", "").split(",")]
+    if fentry_expected():
+        check(exact and all("fentry" in bp[n].get("mechanism", "") for n in exact),
+              f"{what}: fentry/fexit on every exact function on {arch} {kver} "
+              f"({[(n, bp[n].get('mechanism'), bp[n].get('fentry_reason', '')) for n in exact]})")
+    else:
+        check(not [n for n in bp if "fentry" in bp[n].get("mechanism", "")],
+              f"{what}: kprobes only on {arch} {kver} ({[(n, bp[n].get('fentry_reason')) for n in nofentry]})")
+    for n, p in sorted(bp.items()):
+        print(f"info {what} bpf probe {n}: {p.get('mechanism')} on {p.get('symbol')}"
+              + (f" (not fentry: {p['fentry_reason']})" if p.get("fentry_reason") else ""))
+    return bp
+
+
 def lockdown_checks():
     """The lockdown=integrity guest (guest_init.sh, cpuhp_lockdown=1): the
     unsigned module refused, the default run's kernel phases from the bpf
@@ -80,12 +114,13 @@ def lockdown_checks():
               f"p50 {ph.get('p50_ns', 0) / 1e3:.0f} us)")
     nz = b.get("get_nohz_timer_target", {})
     check(nz.get("count", 0) > 0, f"bpf get_nohz_timer_target histogram non-empty ({nz.get('count')})")
+    bpf_probe_checks(b, "lockdown")
     schema_check("lockdown.json", "report under lockdown passes the schema")
 
 
+kver = re.search(r"kernel (\d+)\.(\d+)", text)
+kver = (int(kver.group(1)), int(kver.group(2))) if kver else (0, 0)
 if "==CPUHP== LOCKDOWN" in text:
-    kver = re.search(r"kernel (\d+)\.(\d+)", text)
-    kver = (int(kver.group(1)), int(kver.group(2))) if kver else (0, 0)
     lockdown_checks()
     print(f"{len(failures)} failure(s)")
     sys.exit(1 if failures else 0)
@@ -406,16 +441,15 @@ if both:
     check(k.get("status") == "ok" and b.get("status") == "ok",
           f"both: kmod and bpf sources ok ({k.get('status')} {k.get('reason', '')}, {b.get('status')} {b.get('reason', '')})")
     kp = sorted(p["name"] for p in k.get("probes", []) if p.get("placed"))
-    bp = {p["name"]: p for p in b.get("probes", []) if p.get("placed")}
+    bp = bpf_probe_checks(b, "both")
     check(kp and sorted(bp) == kp, f"both: bpf placed the module's probes ({sorted(bp)} vs {kp})")
-    check(bp and all(p.get("mechanism") == "kprobe" and p.get("hits", 0) > 0 for p in bp.values()),
-          f"both: every bpf probe is a kprobe pair with hits ({[(n, p.get('mechanism'), p.get('hits')) for n, p in bp.items()]})")
     check(b.get("records_dropped") == 0 and b.get("records", {}).get("nesting_violations") == 0 and
           b.get("records", {}).get("joined", 0) > 0,
           f"both: bpf records joined, none dropped or longer than the write ({b.get('records')}, dropped {b.get('records_dropped')})")
     cost = b.get("program_cost", {})
     progs = cost.get("programs", {})
-    check(cost.get("status") == "ok" and progs.get("cp_return", {}).get("runs", 0) > 0,
+    check(cost.get("status") == "ok" and
+          max(progs.get(n, {}).get("runs", 0) for n in ("cp_return", "cp_fexit")) > 0,
           f"both: the BPF programs' own run time counted ({cost.get('status')}, {cost.get('reason', '')})")
     for name, c in sorted(progs.items()):
         print(f"info bpf program {name}: {c.get('runs')} runs, mean {c.get('mean_ns', 0):.0f} ns own time, "
@@ -436,7 +470,8 @@ if both:
             dmed = median([y - x for x, y in pairs]) if pairs else 0
             print(f"info both {d}/{name}: n {ka.get('count')}/{ba.get('count')} p50 kmod "
                   f"{ka.get('p50_ns', 0) / 1e3:.1f} us, bpf {ba.get('p50_ns', 0) / 1e3:.1f} us; {len(pairs)} pairs, "
-                  f"median bpf - kmod {dmed / 1e3:+.1f} us of {kmed / 1e3:.1f} us, attach kprobe")
+                  f"median bpf - kmod {dmed / 1e3:+.1f} us of {kmed / 1e3:.1f} us, attach "
+                  f"{bp.get(name, {}).get('mechanism')}")
             compared += 1
             if ka.get("count") != ba.get("count") or not pairs or abs(dmed) > max(0.10 * kmed, 100000):
                 disagree.append(f"{d}/{name} n {ka.get('count')}/{ba.get('count')}, {len(pairs)} pairs, "
