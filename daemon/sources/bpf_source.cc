@@ -204,9 +204,12 @@ FentryChoices ChooseFentry(const Symbols& symbols, bool kprobe_only) {
   btf* vmlinux = nullptr;
   if (!kprobe_only) {
     vmlinux = btf__load_vmlinux_btf();
-    if (!vmlinux)
-      btf_error = "no kernel BTF (/sys/kernel/btf/vmlinux: " + std::string(std::strerror(errno)) +
-                  "): fentry needs CONFIG_DEBUG_INFO_BTF";
+    if (!vmlinux && access("/sys/kernel/btf/vmlinux", F_OK) != 0)
+      btf_error = "no kernel BTF (no /sys/kernel/btf/vmlinux): fentry needs CONFIG_DEBUG_INFO_BTF";
+    else if (!vmlinux)
+      btf_error =
+          "kernel BTF unreadable (/sys/kernel/btf/vmlinux: " + std::string(std::strerror(errno)) +
+          ")";
   }
   const auto in_btf = [vmlinux](const std::string& fn) {
     return vmlinux && btf__find_by_name_kind(vmlinux, fn.c_str(), BTF_KIND_FUNC) > 0;

@@ -8,7 +8,8 @@ For every kmod guest under BUILD_DIR (vm-ARCH[-SERIES]) with a "both" run
 (tests/vm/guest_init.sh: kernel_phases.source both, the same operations
 timed by the module and the BPF programs): per phase, the count, the
 module's p50, the bpf source's p50, their ratio and how the BPF programs
-were attached; the BPF programs' own time per hit. For every lockdown
+were attached (fentry, kprobe), why not fentry where not; the BPF programs'
+own time per hit. For every lockdown
 guest (vm-ARCH-SERIES-lockdown): the lockdown mode, what insmod said, the
 kmod source's reason and the bpf source's phases. Markdown on stdout
 (docs/bpf-source.md holds a copy); exit 1 when no guest was found.
@@ -59,7 +60,10 @@ def both_table(work, r):
             attach = mech.get(name, "sum of two" if name == "bringup" else "?")
             out.append(f"| {d}/{name} | {ph.get('all', {}).get('count')} | {k50 / 1e3:.1f} | "
                        f"{b50 / 1e3:.1f} | {ratio} | {paired} | {attach} |")
-    progs = b.get("program_cost", {}).get("programs", {})
+    why = sorted({p["fentry_reason"] for p in b.get("probes", []) if p.get("placed") and p.get("fentry_reason")})
+    if why:
+        out.append("\nNot fentry: " + "; ".join(why))
+    progs = {n: c for n, c in b.get("program_cost", {}).get("programs", {}).items() if c.get("runs")}
     if progs:
         out.append("\nBPF programs' own time per hit (bpf_stats): " + ", ".join(
             f"{n} {c.get('mean_ns', 0):.0f} ns ({c.get('runs')} runs)" for n, c in sorted(progs.items())))
@@ -82,8 +86,9 @@ def lockdown_row(work, r):
     why = "lockdown named" if "lockdown is" in ts.get("kmod", {}).get("reason", "") else \
         ts.get("kmod", {}).get("reason", "?")
     cell = os.path.basename(work)[len("vm-"):]
+    mech = "/".join(sorted({p.get("mechanism", "?") for p in b.get("probes", []) if p.get("placed")})) or "-"
     return (f"| {cell} | {kernel_of(work)} | {mode.group(1) if mode else '?'} | {refused}, {why} | "
-            f"{b.get('status')} | {', '.join(phases) or '-'} |")
+            f"{b.get('status')} | {mech} | {', '.join(phases) or '-'} |")
 
 
 def main():
@@ -96,8 +101,8 @@ def main():
             found = True
             out += both_table(work, r)
     out += ["", "### Lockdown integrity guests", "",
-            "| guest | kernel | lockdown | insmod of the unsigned module | bpf | bpf phase p50s (us) |",
-            "|---|---|---|---|---|---|"]
+            "| guest | kernel | lockdown | insmod of the unsigned module | bpf | attach | bpf phase p50s (us) |",
+            "|---|---|---|---|---|---|---|"]
     for work in sorted(glob.glob(os.path.join(build, "vm-*-lockdown"))):
         r = load(os.path.join(work, "out", "lockdown.json"))
         if r:
