@@ -1,30 +1,37 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Bench (not a test): what cpuhp_probe costs, measured in one guest.
+# Bench (not a test): what the kernel-phase sources cost (the cpuhp_probe
+# module, the bpf source with fentry/fexit and with kprobes), in one guest.
 #
 #   tests/vm/bench_kmod_overhead.sh ARCH BUILD_DIR [SRC_DIR]
 #     env: CPUHP_BENCH_ROUNDS (4), CPUHP_BENCH_OPS (16 operations per daemon
 #          run), CPUHP_BENCH_LOOPS (20000 nanosleeps), CPUHP_VM_SMP (4),
 #          CPUHP_VM_APPEND (extra kernel command line, e.g. nohz_full=1-3),
+#          CPUHP_VM_SERIES (6.1; 6.12: Debian's 6.12 kernel, as run_vm_test.sh),
+#          CPUHP_BENCH_SIDES (without,with,bpf,bpfk),
 #          CPUHP_VM_TCG_THREAD (single: all vCPUs on one host thread, the
 #          default, steadier on a loaded host; multi: MTTCG)
 #
 # Reuses the initramfs of a tests/vm/run_vm_test.sh run (module, daemon,
 # libraries; made first if missing) with tests/vm/bench_guest.sh as /init,
 # boots the same Debian kernel and prints, from the daemon's own reports,
-# the hotplug write latency with the module loaded vs not per interleaved
-# round (ratio of medians), their median and spread, and the nanosleep
-# loop's thread CPU ns (and wall ns) per iteration with vs without the
-# module divided by the get_nohz_timer_target hits the module counted. TCG timings follow the
-# host's load: read the spread before the median.
+# per side (module, bpf fentry, bpf kprobe) against none, per interleaved
+# round: the hotplug write latency ratio (of medians), their median and
+# spread, and the nanosleep loop's thread CPU ns (and wall ns) per
+# iteration minus none's, divided by the get_nohz_timer_target hits the
+# side's source counted (ns per probe hit). TCG timings follow the host's
+# load: read the spread before the median.
 set -euo pipefail
 arch=${1:?usage: bench_kmod_overhead.sh ARCH BUILD_DIR [SRC_DIR]}
 build=$(realpath "${2:?usage: bench_kmod_overhead.sh ARCH BUILD_DIR [SRC_DIR]}")
 src=$(realpath "${3:-$(dirname "$0")/../..}")
 smp=${CPUHP_VM_SMP:-4}
 tcg_thread=${CPUHP_VM_TCG_THREAD:-single}
-work=$build/vm-$arch
-bench=$build/vm-bench-$arch
+series=${CPUHP_VM_SERIES:-6.1}
+slot=-$series
+[ "$series" != 6.1 ] || slot=""
+work=$build/vm-$arch$slot
+bench=$build/vm-bench-$arch$slot
 case "$arch" in
 amd64)
   qemu=qemu-system-x86_64; flavour=amd64; cc=gcc; console=ttyS0; kimage=vmlinuz
@@ -58,7 +65,7 @@ start=$(date +%s)
 set +e
 timeout --foreground -k 5 1800 "$qemu" "${qemu_args[@]}" -smp "$smp" -m 1024 \
   -kernel "$kernel" -initrd "$bench/initramfs.cpio.gz" \
-  -append "console=$console quiet panic=-1 cpuhp_rounds=${CPUHP_BENCH_ROUNDS:-4} cpuhp_ops=${CPUHP_BENCH_OPS:-16} cpuhp_loops=${CPUHP_BENCH_LOOPS:-20000} ${CPUHP_VM_APPEND:-}" \
+  -append "console=$console quiet panic=-1 cpuhp_rounds=${CPUHP_BENCH_ROUNDS:-4} cpuhp_ops=${CPUHP_BENCH_OPS:-16} cpuhp_loops=${CPUHP_BENCH_LOOPS:-20000} cpuhp_sides=${CPUHP_BENCH_SIDES:-without,with,bpf,bpfk} ${CPUHP_VM_APPEND:-}" \
   -nographic -no-reboot -nic none </dev/null >"$bench/console.raw" 2>&1
 set -e
 tr -d '\r' <"$bench/console.raw" | sed 's/\x1b\[[0-9;?]*[a-zA-Z]//g' >"$bench/console.log"
