@@ -42,6 +42,28 @@ bool IsTextType(std::string_view t) {
   return t.size() == 1 && (t[0] == 't' || t[0] == 'T');
 }
 
+// A copy of the whole function the compiler made, as the module and
+// kmod/cpuhp-probe-load accept: ".constprop.N", ".isra.N", ".llvm.N",
+// chained. Not ".cold" (a block split off the function and entered by a
+// jump: a kretprobe there would take a saved register for the return
+// address) nor ".part.N" (a part of the function, called from it).
+bool IsCopySuffix(std::string_view s) {
+  while (!s.empty()) {
+    size_t i = 0;
+    for (std::string_view kind : {".constprop.", ".isra.", ".llvm."})
+      if (s.substr(0, kind.size()) == kind) {
+        i = kind.size();
+        break;
+      }
+    const size_t digits = s.find_first_not_of("0123456789", i);
+    const size_t end = digits == std::string_view::npos ? s.size() : digits;
+    if (i == 0 || end == i)
+      return false;
+    s.remove_prefix(end);
+  }
+  return true;
+}
+
 }  // namespace
 
 std::array<std::vector<std::string>, CPUHP_PROBE_NR> BpfPickSymbols(std::string_view kallsyms) {
@@ -64,7 +86,10 @@ std::array<std::vector<std::string>, CPUHP_PROBE_NR> BpfPickSymbols(std::string_
     std::string_view name = line.substr(b + 1);
     if (name.find_first_of("\t ") != std::string_view::npos)
       continue;
-    const std::string_view base = name.substr(0, name.find('.'));
+    const size_t dot = std::min(name.find('.'), name.size());
+    const std::string_view base = name.substr(0, dot);
+    if (!IsCopySuffix(name.substr(dot)))
+      continue;
     for (uint32_t id = 0; id < CPUHP_PROBE_NR; ++id) {
       if (base != KmodProbeName(id))
         continue;

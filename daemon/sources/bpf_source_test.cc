@@ -19,7 +19,10 @@ TEST(BpfSourceTest, PicksTextSymbolsAndTheirRenamedCopies) {
       "ffffffff810a1230 t takedown_cpu\n"
       "ffffffff810a2000 t _cpu_up.constprop.0\n"
       "ffffffff810a3000 t _cpu_down.isra.0.constprop.0\n"
-      "ffffffff810a3100 t _cpu_down.cold\n"
+      "ffffffff810a3100 t _cpu_down.cold\n"              // a split-off block, not a copy
+      "ffffffff810a3200 t _cpu_down.part.0\n"            // a part, not a copy
+      "ffffffff810a3300 t _cpu_down.constprop.x\n"       // not a number
+      "ffffffff810a3400 t _cpu_down.constprop.1.cold\n"  // a copy's split-off block
       "ffffffff810a4000 T __cpu_up\n"
       "ffffffff810a5000 t bringup_cpu.llvm.1234567\n"
       "ffffffff810a6000 d takedown_cpu_data\n"            // not text
@@ -33,7 +36,7 @@ TEST(BpfSourceTest, PicksTextSymbolsAndTheirRenamedCopies) {
   EXPECT_EQ(s[CPUHP_PROBE_TAKEDOWN_CPU], std::vector<std::string>{"takedown_cpu"});
   EXPECT_EQ(s[CPUHP_PROBE_CPU_UP_GENERIC], std::vector<std::string>{"_cpu_up.constprop.0"});
   EXPECT_EQ(s[CPUHP_PROBE_CPU_DOWN_GENERIC],
-            (std::vector<std::string>{"_cpu_down.isra.0.constprop.0", "_cpu_down.cold"}));
+            std::vector<std::string>{"_cpu_down.isra.0.constprop.0"});
   EXPECT_EQ(s[CPUHP_PROBE_ARCH_CPU_UP], std::vector<std::string>{"__cpu_up"});
   EXPECT_EQ(s[CPUHP_PROBE_BRINGUP_CPU], std::vector<std::string>{"bringup_cpu.llvm.1234567"});
   EXPECT_TRUE(s[CPUHP_PROBE_TAKE_CPU_DOWN].empty());

@@ -55,6 +55,12 @@ def bpf_probe_checks(b, what):
                      for p in bp.values()),
           f"{what}: every bpf probe attached with hits "
           f"({[(n, p.get('mechanism'), p.get('hits')) for n, p in bp.items()]})")
+    # Copies of the whole function only, as the module takes: never a
+    # ".cold" block (entered by a jump: a kretprobe there would take a saved
+    # register for the return address) nor a ".part.N".
+    syms = [s for p in bp.values() for s in p.get("symbol", "").split(",")]
+    check(all(re.fullmatch(r"[A-Za-z0-9_]+(\.(constprop|isra|llvm)\.\d+)*", s) for s in syms),
+          f"{what}: bpf probes only on functions and their whole copies ({syms})")
     nofentry = [n for n, p in bp.items() if "fentry" not in p.get("mechanism", "")]
     check(all(bp[n].get("fentry_reason") for n in nofentry),
           f"{what}: each probe without fentry says why ({[(n, bp[n].get('fentry_reason')) for n in nofentry]})")
