@@ -8,6 +8,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <span>
 
 #include <spdlog/spdlog.h>
 
@@ -490,8 +491,7 @@ json BpfSource::Collect() const {
     // The kprobe programs, and each fentry/fexit kind summed over its
     // per-probe copies; programs not loaded are left out.
     json programs = json::object();
-    const auto add = [&programs](const char* name,
-                                 std::initializer_list<const bpf_program*> progs) {
+    const auto add = [&programs](const char* name, std::span<bpf_program* const> progs) {
       uint64_t runs = 0, run_time_ns = 0, misses = 0;
       bool any = false;
       for (const bpf_program* prog : progs) {
@@ -512,16 +512,18 @@ json BpfSource::Collect() const {
             {"mean_ns", runs ? static_cast<double>(run_time_ns) / static_cast<double>(runs) : 0.0},
             {"recursion_misses", misses}};
     };
-    add("cp_entry", {st.skel->progs.cp_entry});
-    add("cp_return", {st.skel->progs.cp_return});
-    add("cp_nohz_entry", {st.skel->progs.cp_nohz_entry});
-    add("cp_nohz_return", {st.skel->progs.cp_nohz_return});
-    const auto& f = st.fentry;
-    const auto& x = st.fexit;
-    add("cp_fentry", {f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8]});
-    add("cp_fexit", {x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8]});
-    add("cp_nohz_fentry", {f[CPUHP_PROBE_NOHZ_TIMER_TARGET]});
-    add("cp_nohz_fexit", {x[CPUHP_PROBE_NOHZ_TIMER_TARGET]});
+    const auto& sk = st.skel->progs;
+    add("cp_entry", {&sk.cp_entry, 1});
+    add("cp_return", {&sk.cp_return, 1});
+    add("cp_nohz_entry", {&sk.cp_nohz_entry, 1});
+    add("cp_nohz_return", {&sk.cp_nohz_return, 1});
+    // Probe ids below CPUHP_PROBE_NOHZ_TIMER_TARGET are the hotplug path.
+    const std::span<bpf_program*const> f(st.fentry), x(st.fexit);
+    const size_t nohz = CPUHP_PROBE_NOHZ_TIMER_TARGET;
+    add("cp_fentry", f.first(nohz));
+    add("cp_fexit", x.first(nohz));
+    add("cp_nohz_fentry", f.subspan(nohz, 1));
+    add("cp_nohz_fexit", x.subspan(nohz, 1));
     out["program_cost"] = {{"status", "ok"}, {"programs", std::move(programs)}};
   }
 
