@@ -52,7 +52,7 @@ pkgs_check=("${pkgs_run[@]}" libgtest-dev python3 python3-jsonschema python3-yam
 # tests/kmatrix: gcc-12, riscv64 cross gcc and libc headers (the BPF object's
 # <asm/ptrace.h>), libssl-dev, xz-utils; dwarves:
 # pahole, which the module's build needs against headers with BTF, as
-# Debian's 6.12; debhelper, dh-dkms, dkms and lintian: tests/pkg builds and
+# Debian's 6.12; debhelper, dh-dkms, dkms, lintian and ninja-build: tests/pkg builds and
 # checks the Debian packages; the python3 modules lava-dispatcher imports:
 # tests/lava runs LAVA's lava-run, unpacked from Debian's packages, since
 # installing lava-dispatcher pulls ~130 packages, libguestfs and libvirt among
@@ -66,7 +66,7 @@ pkgs_test=("${pkgs_check[@]}" libbenchmark-dev clang libclang-rt-14-dev
            gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
            gcc-powerpc64le-linux-gnu g++-powerpc64le-linux-gnu libc6-dev-ppc64el-cross
            qemu-system-ppc gcc-arm-linux-gnueabihf g++-arm-linux-gnueabihf qemu-user
-           debhelper dh-dkms dkms lintian
+           debhelper dh-dkms dkms lintian ninja-build
            python3-jinja2 python3-pexpect python3-requests python3-configobj python3-magic
            python3-netifaces python3-pyudev python3-setproctitle python3-tz python3-voluptuous
            python3-aiohttp
