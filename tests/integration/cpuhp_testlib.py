@@ -180,8 +180,16 @@ def main(case, *checks):
     if why:
         print(f"SKIPPED: {why}")
         sys.exit(77)
-    res = unittest.TextTestRunner(verbosity=2).run(
-        unittest.defaultTestLoader.loadTestsFromTestCase(case))
+    # CPUHP_TEST_ONLY=test_a,test_b: only these (tests/vm/guest_real.sh's
+    # NAME:test_a+test_b); a name the case lacks is an error, not a silent skip.
+    only = [n for n in os.environ.get("CPUHP_TEST_ONLY", "").split(",") if n]
+    missing = [n for n in only if not hasattr(case, n)]
+    if missing:
+        sys.exit(f"CPUHP_TEST_ONLY: {case.__name__} has no {', '.join(missing)}")
+    loader = unittest.defaultTestLoader
+    suite = (unittest.TestSuite(case(n) for n in only) if only
+             else loader.loadTestsFromTestCase(case))
+    res = unittest.TextTestRunner(verbosity=2).run(suite)
     failed = len(res.failures) + len(res.errors)
     print(f"{res.testsRun - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

@@ -23,7 +23,10 @@ for c in /sys/devices/system/cpu/cpu[0-9]*; do [ -e "$c/online" ] || fixed=yes; 
 mark "fixed_cpu $fixed"
 cat /sys/devices/system/cpu/hotplug/states > /tmp/states.txt
 emit states.txt /tmp/states.txt
-for t in $(echo "${cpuhp_tests:-faults_integration}" | tr ',' ' '); do
+for spec in $(echo "${cpuhp_tests:-faults_integration}" | tr ',' ' '); do
+	# NAME:test_a+test_b runs only those tests of NAME (CPUHP_TEST_ONLY).
+	t=${spec%%:*} only=""
+	[ "$t" = "$spec" ] || only=$(echo "${spec#*:}" | tr '+' ',')
 	case "$t" in
 	faults_integration) cmd="$S/tests/integration/faults_test.py $B $S" ;;
 	kill_anywhere) cmd="$S/tests/hostile/kill_anywhere_test.py $B ${cpuhp_kills:-50} 1" ;;
@@ -35,7 +38,7 @@ for t in $(echo "${cpuhp_tests:-faults_integration}" | tr ',' ' '); do
 	esac
 	mark "TEST $t start $(uptime_s)"
 	# shellcheck disable=SC2086 # cmd is split into its words on purpose
-	CPUHP_REAL_FAULTS=1 python3 $cmd 2>&1
+	CPUHP_REAL_FAULTS=1 CPUHP_TEST_ONLY=$only python3 $cmd 2>&1
 	rc=$?
 	mark "TEST $t end $(uptime_s)"
 	status "$t" "$rc"

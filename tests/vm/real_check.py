@@ -60,7 +60,9 @@ excused = ([r"hotplug/fail"] if not has_fail else []) + \
     ([r"no non-hotpluggable CPU to refuse"] if not has_fixed else [])
 times = {name: (float(a), float(b)) for name, a, b in re.findall(
     r"==CPUHP== TEST (\S+) start ([\d.]+)\n.*?==CPUHP== TEST \1 end ([\d.]+)", text, re.S)}
-for t in tests.split(","):
+for spec in tests.split(","):
+    # NAME:test_a+test_b: only those tests of NAME ran (tests/vm/guest_real.sh).
+    t, _, only = spec.partition(":")
     rc = status.get(t)
     took = times.get(t)
     block = re.search(rf"==CPUHP== TEST {re.escape(t)} start .*?\n(.*?)==CPUHP== TEST {re.escape(t)} end",
@@ -76,6 +78,10 @@ for t in tests.split(","):
     else:
         check(rc == "0", f"{t} exited 0 in the guest (got {rc})"
               + (f", {took[1] - took[0]:.0f} s" if took else ""))
+    if only and rc == "0":
+        n = len(only.split("+"))
+        check(re.search(rf"^{n} passed, 0 failed$", out, re.M) is not None,
+              f"{t}: the {n} tests asked for ran ({only})")
     # The test's own summary lines (figures: injections, kills, rollbacks).
     if block:
         for line in block.group(1).splitlines():
