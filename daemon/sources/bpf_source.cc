@@ -2,6 +2,7 @@
 #include "sources/bpf_source.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,10 +66,8 @@ bool IsCopySuffix(std::string_view s) {
   return true;
 }
 
-}  // namespace
-
-std::array<std::vector<std::string>, CPUHP_PROBE_NR> BpfPickSymbols(std::string_view kallsyms) {
-  std::array<std::vector<std::string>, CPUHP_PROBE_NR> out;
+// BpfPickSymbols over whole lines of kallsyms text, added to *out.
+void PickLines(std::string_view kallsyms, BpfSymbols* out) {
   size_t pos = 0;
   while (pos < kallsyms.size()) {
     size_t end = kallsyms.find('\n', pos);
@@ -94,14 +93,68 @@ std::array<std::vector<std::string>, CPUHP_PROBE_NR> BpfPickSymbols(std::string_
     for (uint32_t id = 0; id < CPUHP_PROBE_NR; ++id) {
       if (base != KmodProbeName(id))
         continue;
-      auto& list = out[id];
+      auto& list = (*out)[id];
       if (list.size() < kBpfMaxSymbolsPerProbe &&
           std::find(list.begin(), list.end(), name) == list.end())
         list.emplace_back(name);
       break;
     }
   }
+}
+
+}  // namespace
+
+BpfSymbols BpfPickSymbols(std::string_view kallsyms) {
+  BpfSymbols out;
+  PickLines(kallsyms, &out);
   return out;
+}
+
+bool BpfPickSymbolsFromFile(const std::string& path, BpfSymbols* out, std::string* err,
+                            size_t piece) {
+  *out = BpfSymbols{};
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *err = path + ": cannot read: " + std::strerror(errno);
+    return false;
+  }
+  // A piece holds many whole lines (a kallsyms line is under 600 bytes);
+  // the partial line at its end moves to the front for the next read.
+  constexpr uint64_t kMaxBytes = uint64_t{256} << 20;
+  std::string buf(std::max<size_t>(piece, 1), '\0');
+  size_t have = 0;
+  uint64_t total = 0;
+  for (;;) {
+    const ssize_t n = read(fd, buf.data() + have, buf.size() - have);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 || total + static_cast<uint64_t>(n) > kMaxBytes) {
+      *err = path + ": " +
+             (n < 0 ? std::string("cannot read: ") + std::strerror(errno)
+                    : "too large (more than 256 MiB)");
+      close(fd);
+      return false;
+    }
+    if (n == 0)
+      break;
+    have += static_cast<size_t>(n);
+    total += static_cast<uint64_t>(n);
+    const size_t last = std::string_view(buf.data(), have).rfind('\n');
+    if (last == std::string_view::npos) {
+      if (have < buf.size())
+        continue;
+      *err = path + ": a line longer than " + std::to_string(buf.size()) +
+             " bytes (not kallsyms text)";
+      close(fd);
+      return false;
+    }
+    PickLines(std::string_view(buf.data(), last + 1), out);
+    have -= last + 1;
+    std::memmove(buf.data(), buf.data() + last + 1, have);
+  }
+  close(fd);
+  PickLines(std::string_view(buf.data(), have), out);  // a last line without its newline
+  return true;
 }
 
 uint64_t BpfCookie(uint32_t id, const std::string& symbol) {
@@ -221,7 +274,7 @@ std::string LibbpfError(int err) {
 }
 
 using FentryChoices = std::array<BpfFentryChoice, CPUHP_PROBE_NR>;
-using Symbols = std::array<std::vector<std::string>, CPUHP_PROBE_NR>;
+using Symbols = BpfSymbols;
 
 // Step 1: fentry/fexit where the kernel's BTF describes the exact function.
 FentryChoices ChooseFentry(const Symbols& symbols, bool kprobe_only) {
@@ -399,12 +452,13 @@ bool BpfSource::Start(std::string* why) {
   }
   libbpf_set_print(LibbpfPrint);
   g_libbpf_last.clear();
-  std::string kallsyms;
-  if (!ReadSmallFile("/proc/kallsyms", size_t{256} << 20, &kallsyms, &err)) {
-    *why = "/proc/kallsyms: " + err;
+  // Read in pieces: holding the 5+ MB file whole cost ~40 ms of start-up
+  // here in the copies and page faults of a growing string.
+  Symbols symbols;
+  if (!BpfPickSymbolsFromFile("/proc/kallsyms", &symbols, &err)) {
+    *why = err;
     return false;
   }
-  const Symbols symbols = BpfPickSymbols(kallsyms);
   const int possible = libbpf_num_possible_cpus();
   if (possible <= 0) {
     *why = "cannot read the possible CPUs (/sys/devices/system/cpu/possible)";

@@ -4,6 +4,8 @@
 // before trying, and Start() standing down for a running module.
 #include "sources/bpf_source.h"
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -51,6 +53,39 @@ TEST(BpfSourceTest, AtMostSoManyCopiesPerProbe) {
   EXPECT_EQ(BpfPickSymbols(kallsyms)[CPUHP_PROBE_TAKEDOWN_CPU].size(), kBpfMaxSymbolsPerProbe);
   EXPECT_TRUE(BpfPickSymbols("")[CPUHP_PROBE_TAKEDOWN_CPU].empty());
   EXPECT_TRUE(BpfPickSymbols("garbage\n\n  \nffff t\n")[CPUHP_PROBE_TAKEDOWN_CPU].empty());
+}
+
+// kallsyms read in pieces picks what the whole text picks, whatever the
+// piece size: with pieces smaller than a line every line is split, and each
+// probe's symbol appears once, so a line lost at a boundary is a miss. A line
+// longer than a piece and a missing file are errors naming the file.
+TEST(BpfSourceTest, PiecesOfTheFilePickWhatTheWholeTextPicks) {
+  std::string text;
+  for (uint32_t id = 0; id < CPUHP_PROBE_NR; ++id) {
+    for (int i = 0; i < 50; ++i)
+      text += "ffffffff81" + std::to_string(100000 + i) + " t filler_" + std::to_string(i) + "\n";
+    text += "ffffffff81000000 t " + std::string(KmodProbeName(id)) + ".constprop.0\n";
+  }
+  text += "ffffffff810b0000 t filler_without_a_newline_at_the_end";
+  const BpfSymbols want = BpfPickSymbols(text);
+  for (uint32_t id = 0; id < CPUHP_PROBE_NR; ++id)
+    ASSERT_EQ(want[id].size(), 1u) << KmodProbeName(id);
+  const std::string path = testing::TempDir() + "/kallsyms-pieces";
+  {
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+  }
+  BpfSymbols got;
+  std::string err;
+  for (size_t piece : {size_t{64}, size_t{97}, size_t{4096}, size_t{64} << 10}) {
+    ASSERT_TRUE(BpfPickSymbolsFromFile(path, &got, &err, piece)) << piece << ": " << err;
+    EXPECT_EQ(got, want) << piece;
+  }
+  EXPECT_FALSE(BpfPickSymbolsFromFile(path, &got, &err, 40));
+  EXPECT_EQ(err, path + ": a line longer than 40 bytes (not kallsyms text)");
+  std::remove(path.c_str());
+  EXPECT_FALSE(BpfPickSymbolsFromFile(path, &got, &err));
+  EXPECT_EQ(err, path + ": cannot read: No such file or directory");
 }
 
 TEST(BpfSourceTest, CookieCarriesIdAndWhatTheFirstArgumentIs) {
