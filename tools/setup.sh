@@ -9,8 +9,9 @@
 #                         errors) and every test registered there: unit,
 #                         schema, lint, verdicts, the real-CPU tests, the fuzz
 #                         input replays, the systemd units, this harness
-#   tools/setup.sh test   the full tier (.ci/run; 51 min on a fresh 2-core
-#                         machine, 2026-12-05, the packages' install aside):
+#   tools/setup.sh test   the full tier (.ci/run; 53 min on a fresh 2-core
+#                         machine, 2026-12-06, the packages' install (271 s)
+#                         aside; 49 min with the caches warm):
 #                         the fetch step (beside the builds), then check's
 #                         build and tests, build-o2/ (-O2: guests, 10 M-op soak),
 #                         build-fuzz/ (clang + libFuzzer, 60 s per target) and
