@@ -36,7 +36,7 @@ import time
 
 SYS = "/sys/devices/system/cpu"
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from cpuhp_testlib import CPU  # noqa: E402  (CPUHP_TEST_CPU, else found at run time)
+from cpuhp_testlib import CPU, cpulist  # noqa: E402  (CPUHP_TEST_CPU, else found at run time)
 ONLINE = f"{SYS}/cpu{CPU}/online"
 
 
@@ -72,16 +72,6 @@ def kill_when_armed(p, fail_path, timeout_s):
     return False
 
 
-def online_mask_has(cpu):
-    """CPU is in /sys/devices/system/cpu/online (cpu_online_mask: read
-    without the device lock a cpuN/online read waits for)."""
-    for part in read(f"{SYS}/online").split(","):
-        lo, _, hi = part.partition("-")
-        if int(lo) <= cpu <= int(hi or lo):
-            return True
-    return False
-
-
 def first_offline_s(binary, d, state):
     """Seconds from starting a run to the first time CPU leaves the online
     mask (None: it never did within 20 s). The run is killed and restored."""
@@ -92,7 +82,9 @@ def first_offline_s(binary, d, state):
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     took = None
     while time.monotonic() - start < 20 and p.poll() is None:
-        if not online_mask_has(CPU):
+        # The online mask (cpu_online_mask), read without the device lock
+        # a cpuN/online read waits for.
+        if CPU not in cpulist(read(f"{SYS}/online")):
             took = time.monotonic() - start
             break
         time.sleep(0.002)

@@ -26,6 +26,17 @@ def read(path):
         return f.read().strip()
 
 SYS = "/sys/devices/system/cpu"
+
+
+def cpulist(text):
+    """A kernel CPU list ("0-3,5") as numbers."""
+    cpus = []
+    for part in text.strip().split(","):
+        lo, _, hi = part.partition("-")
+        cpus += range(int(lo), int(hi or lo) + 1)
+    return cpus
+
+
 BIN = SRC = None  # set by main() from the command line
 
 

@@ -18,7 +18,7 @@ import os
 import subprocess
 
 import cpuhp_testlib as lib
-from cpuhp_testlib import CPU, online_file, read
+from cpuhp_testlib import CPU, cpulist, online_file, read
 
 
 def tracefs():
@@ -35,15 +35,6 @@ def our_instances():
     """The runs' own instances (cpuhp-stress-<pid>), not the kept one."""
     return sorted(i for i in glob.glob(f"{tracefs()}/instances/cpuhp-stress-*")
                   if not i.endswith("-kept"))
-
-
-def cpulist(text):
-    """A kernel CPU list ("0-3,5") as numbers."""
-    cpus = []
-    for part in text.strip().split(","):
-        lo, _, hi = part.partition("-")
-        cpus += range(int(lo), int(hi or lo) + 1)
-    return cpus
 
 
 def kept_instance():
