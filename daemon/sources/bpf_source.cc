@@ -22,6 +22,7 @@
 
 #include "cpuhp_phases.skel.h"  // generated: bpftool gen skeleton (CMakeLists.txt)
 #include "sources/bpf/cpuhp_phases_abi.h"
+#include "sources/btf_funcs.h"
 
 // cpuhp_phases.bpf.c has one fentry/fexit pair per probe id: 0..8 the
 // hotplug path (cp_fentry_N), 9 get_nohz_timer_target (cp_nohz_fentry).
@@ -82,6 +83,8 @@ std::string BpfBlockedReason(const std::string& lockdown, bool have_kprobes) {
 #ifdef CPUHP_HAVE_BPF
 
 namespace {
+
+constexpr const char* kVmlinuxBtf = "/sys/kernel/btf/vmlinux";
 
 // libbpf's messages: debug in our log; the last warning kept for a reason.
 std::string g_libbpf_last;
@@ -161,25 +164,78 @@ using FentryChoices = std::array<BpfFentryChoice, CPUHP_PROBE_NR>;
 using Symbols = BpfSymbols;
 
 // Step 1: fentry/fexit where the kernel's BTF describes the exact function.
-FentryChoices ChooseFentry(const Symbols& symbols, bool kprobe_only) {
-  FentryChoices out;
-  std::string btf_error;
-  btf* vmlinux = nullptr;
-  if (!kprobe_only) {
-    vmlinux = btf__load_vmlinux_btf();
-    if (!vmlinux && access("/sys/kernel/btf/vmlinux", F_OK) != 0)
-      btf_error = "no kernel BTF (no /sys/kernel/btf/vmlinux): fentry needs CONFIG_DEBUG_INFO_BTF";
-    else if (!vmlinux)
-      btf_error =
-          "kernel BTF unreadable (/sys/kernel/btf/vmlinux: " + std::string(std::strerror(errno)) +
-          ")";
-  }
-  const auto in_btf = [vmlinux](const std::string& fn) {
-    return vmlinux && btf__find_by_name_kind(vmlinux, fn.c_str(), BTF_KIND_FUNC) > 0;
+// /sys/kernel/btf/vmlinux is walked for the probes' names alone
+// (btf_funcs.h): libbpf parses it whole at the object's load, and a second
+// parse here cost ~45 ms of every run's start-up. libbpf answers when the
+// walk cannot (a kind newer than the walk). Then one 2-instruction fentry
+// program on the first of them: a kernel that refuses it (EPERM, ENOTSUPP)
+// refuses ours, and says so before the object is opened and loaded.
+struct FentryBtf {
+  std::array<uint32_t, CPUHP_PROBE_NR> ids{};  // BTF type id of the exact function, 0: none
+  std::string error;                           // why fentry cannot be used at all
+};
+
+std::string TryFentry(uint32_t btf_id) {
+  const bpf_insn insns[] = {
+      {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .src_reg = 0, .off = 0, .imm = 0},
+      {.code = BPF_JMP | BPF_EXIT, .dst_reg = 0, .src_reg = 0, .off = 0, .imm = 0},
   };
+  LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY,
+              .attach_btf_id = btf_id);
+  g_libbpf_last.clear();
+  const int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "cp_fentry_try", "GPL", insns, 2, &opts);
+  if (fd >= 0) {
+    close(fd);
+    return "";
+  }
+  return LibbpfError(errno);
+}
+
+FentryBtf FindFentryTargets(bool kprobe_only) {
+  FentryBtf out;
+  if (kprobe_only)
+    return out;
+  std::vector<std::string> names;
   for (uint32_t id = 0; id < CPUHP_PROBE_NR; ++id)
-    out[id] = BpfChooseFentry(id, symbols[id], kprobe_only, btf_error, in_btf);
+    names.emplace_back(KmodProbeName(id));
+  std::vector<uint32_t> ids;
+  std::string walk_error;
+  if (BtfFileHasFuncs(kVmlinuxBtf, names, &ids, &walk_error)) {
+    std::copy(ids.begin(), ids.end(), out.ids.begin());
+    for (uint32_t id = 0; id < CPUHP_PROBE_NR; ++id) {
+      if (!out.ids[id])
+        continue;
+      if (std::string e = TryFentry(out.ids[id]); !e.empty())
+        out.error = "fentry/fexit programs refused at load: " + e +
+                    " (a 2-instruction fentry program on " + names[id] + ")";
+      break;
+    }
+    return out;
+  }
+  if (access(kVmlinuxBtf, F_OK) == 0)
+    spdlog::debug("bpf: {}; libbpf parses the BTF instead", walk_error);
+  btf* vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux && access(kVmlinuxBtf, F_OK) != 0)
+    out.error = "no kernel BTF (no /sys/kernel/btf/vmlinux): fentry needs CONFIG_DEBUG_INFO_BTF";
+  else if (!vmlinux)
+    out.error =
+        "kernel BTF unreadable (/sys/kernel/btf/vmlinux: " + std::string(std::strerror(errno)) +
+        ")";
+  for (uint32_t id = 0; vmlinux && id < CPUHP_PROBE_NR; ++id)
+    out.ids[id] = static_cast<uint32_t>(
+        std::max(0, btf__find_by_name_kind(vmlinux, names[id].c_str(), BTF_KIND_FUNC)));
   btf__free(vmlinux);
+  return out;
+}
+
+FentryChoices ChooseFentry(const Symbols& symbols, bool kprobe_only, const FentryBtf& btf) {
+  FentryChoices out;
+  for (uint32_t id = 0; id < CPUHP_PROBE_NR; ++id) {
+    const auto in_btf = [&](const std::string& fn) {
+      return fn == KmodProbeName(id) && btf.ids[id] != 0;
+    };
+    out[id] = BpfChooseFentry(id, symbols[id], kprobe_only, btf.error, in_btf);
+  }
   return out;
 }
 
@@ -336,6 +392,15 @@ bool BpfSource::Start(std::string* why) {
   }
   libbpf_set_print(LibbpfPrint);
   g_libbpf_last.clear();
+  const bool have_kprobes = HaveKprobes();
+  const FentryBtf btf = FindFentryTargets(kprobe_only_);
+  // Neither kprobes nor fentry: nothing can be placed, said before kallsyms
+  // is read (~30 ms) and the object loaded.
+  if (!have_kprobes && (kprobe_only_ || !btf.error.empty())) {
+    *why = "no hotplug-path probe could be placed: " + BpfBlockedReason("", false) + "; fentry: " +
+           (kprobe_only_ ? std::string("kernel_phases.bpf_attach is \"kprobe\"") : btf.error);
+    return false;
+  }
   // Read in pieces: holding the 5+ MB file whole cost ~40 ms of start-up
   // here in the copies and page faults of a growing string.
   Symbols symbols;
@@ -348,7 +413,7 @@ bool BpfSource::Start(std::string* why) {
     *why = "cannot read the possible CPUs (/sys/devices/system/cpu/possible)";
     return false;
   }
-  FentryChoices fentry = ChooseFentry(symbols, kprobe_only_);
+  FentryChoices fentry = ChooseFentry(symbols, kprobe_only_, btf);
   std::unique_ptr<State> st = LoadPrograms(possible, &fentry, why);
   if (!st)
     return false;
@@ -357,7 +422,7 @@ bool BpfSource::Start(std::string* why) {
   st->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
   if (st->stats_fd < 0)
     st->stats_error = std::string("BPF_ENABLE_STATS: ") + std::strerror(errno);
-  const std::string no_kprobes = HaveKprobes() ? "" : BpfBlockedReason("", false);
+  const std::string no_kprobes = have_kprobes ? "" : BpfBlockedReason("", false);
   bool any_path_probe = false;
   std::string first_error;
   for (uint32_t id = 0; id < CPUHP_PROBE_NR; ++id) {
