@@ -108,6 +108,7 @@ json ConfigToJson(const Config& cfg) {
       {"stall_every", cfg.sim.stall_every},
       {"stall_ns", cfg.sim.stall_ns},
       {"broken_rollback_state", cfg.sim.broken_rollback_state},
+      {"threads_per_core", cfg.sim.threads_per_core},
   };
   json per_kind = json::object();
   for (const auto& [kind, stop] : cfg.health.stop_kind)

@@ -48,6 +48,9 @@ struct SimConfig {
   // Fault injection: this hotplug state (a number of the sim's table) does
   // not roll back when it fires; -1: every rollback works.
   int broken_rollback_state = -1;
+  // SMT: consecutive CPUs are the threads of one core (cpu0-1 core 0, ...,
+  // as on powerpc); 1: no SMT (smt/control "notsupported"). Divides cpus.
+  int threads_per_core = 1;
 };
 
 // The cpuhp_probe kernel module as a timing source (daemon/kmod_source.h).

@@ -134,6 +134,8 @@ const Field kSimFields[] = {
      [](const Value& v, Config* c) {
        return GetInt(v, -1, 100000, &c->sim.broken_rollback_state);
      }},
+    {"threads_per_core",
+     [](const Value& v, Config* c) { return GetInt(v, 1, 8, &c->sim.threads_per_core); }},
 };
 
 const Field kDisturbanceFields[] = {

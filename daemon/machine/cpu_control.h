@@ -61,6 +61,25 @@ class CpuControl {
   virtual int ReadHotplugState(int /*cpu*/, int* /*state*/) { return ENOENT; }
   // The text of hotplug/states ("%3d: %s" lines).
   virtual int ReadHotplugStates(std::string* /*text*/) { return ENOENT; }
+
+  // SMT (Documentation/ABI/testing/sysfs-devices-system-cpu): smt/control
+  // ("on", "off", "forceoff", "notsupported", "notimplemented", or a number
+  // of threads per core on powerpc since 6.6) and smt/active, as text
+  // without the newline; cpuN/topology/thread_siblings_list, the CPUs of
+  // cpuN's core (gone while cpuN is offline). Each returns 0 or an errno
+  // (ENOENT: absent) with *err naming the file.
+  virtual int ReadSmtFile(const std::string& /*name*/, std::string* /*text*/, std::string* err) {
+    *err = "no SMT control in this backend";
+    return ENOENT;
+  }
+  virtual int ReadThreadSiblings(int /*cpu*/, std::vector<int>* /*cpus*/, std::string* err) {
+    *err = "no CPU topology in this backend";
+    return ENOENT;
+  }
+  // Writes `mode` to smt/control: the kernel takes every sibling thread the
+  // mode excludes offline, or brings the ones it allows online, inside this
+  // one write. Returns 0 or the errno of the write.
+  virtual int WriteSmtControl(const std::string& /*mode*/) { return ENOENT; }
 };
 
 // The real sysfs (or a fake tree with the same layout under `root`).

@@ -69,7 +69,9 @@ SimCpuControl::SimCpuControl(const SimConfig& cfg, uint64_t seed)
       online_count_(cfg.cpus),
       fail_(static_cast<size_t>(cfg.cpus), -1),
       hp_state_(static_cast<size_t>(cfg.cpus)),
-      broken_rollback_(cfg.broken_rollback_state) {
+      broken_rollback_(cfg.broken_rollback_state),
+      smt_control_(cfg.threads_per_core > 1 ? "on" : "notsupported"),
+      smt_threads_(cfg.threads_per_core) {
   for (std::atomic<int>& hp : hp_state_)
     hp.store(kSimOnlineState, std::memory_order_relaxed);
 }
@@ -124,16 +126,17 @@ int SimCpuControl::WriteOnline(int cpu, bool online) {
   if (!HasOnlineFile(cpu))
     return ENOENT;
   uint8_t& s = online_[static_cast<size_t>(cpu)];
-  // Modeled latency: grows linearly with the online count, +- jitter.
-  const uint64_t base = online ? cfg_.online_base_ns : cfg_.offline_base_ns;
-  const uint64_t per_cpu = online ? cfg_.online_per_cpu_ns : cfg_.offline_per_cpu_ns;
-  double ns = static_cast<double>(base + per_cpu * static_cast<uint64_t>(online_count_));
-  ns *= 1.0 + cfg_.jitter * (2.0 * rng_.Unit() - 1.0);
+  const uint64_t ns = ModelNs(online);
   if (s == online) {
     clock_.Advance(500);  // the kernel returns at once when nothing changes
     return 0;
   }
-  clock_.Advance(static_cast<uint64_t>(std::max(1.0, ns)));
+  // cpu_smt_allowed(): a thread smt/control excludes stays offline.
+  if (online && ThreadOf(cpu) >= smt_threads_) {
+    clock_.Advance(500);
+    return EPERM;
+  }
+  clock_.Advance(ns);
   std::atomic<int>& hp = hp_state_[static_cast<size_t>(cpu)];
   if (cfg_.stall_every && writes_ % cfg_.stall_every == 0) {
     // A write stuck "in the kernel": really blocks, for the stuck-operation
@@ -170,6 +173,75 @@ int SimCpuControl::WriteOnline(int cpu, bool online) {
   if (cfg_.error_rate > 0 && rng_.Unit() < cfg_.error_rate)
     return EBUSY;
   SetOnline(cpu, online);  // and its hotplug state
+  return 0;
+}
+
+uint64_t SimCpuControl::ModelNs(bool online) {
+  // Grows linearly with the online count, +- jitter.
+  const uint64_t base = online ? cfg_.online_base_ns : cfg_.offline_base_ns;
+  const uint64_t per_cpu = online ? cfg_.online_per_cpu_ns : cfg_.offline_per_cpu_ns;
+  double ns = static_cast<double>(base + per_cpu * static_cast<uint64_t>(online_count_));
+  ns *= 1.0 + cfg_.jitter * (2.0 * rng_.Unit() - 1.0);
+  return static_cast<uint64_t>(std::max(1.0, ns));
+}
+
+int SimCpuControl::ReadSmtFile(const std::string& name, std::string* text, std::string* err) {
+  if (name == "control") {
+    *text = smt_control_;
+    return 0;
+  }
+  if (name == "active") {
+    bool active = false;
+    for (int c = 0; c < cpus() && !active; ++c)
+      active = ThreadOf(c) > 0 && online_[static_cast<size_t>(c)];
+    *text = active ? "1" : "0";
+    return 0;
+  }
+  *err = Describe() + "/smt/" + name + ": cannot read: No such file or directory";
+  return ENOENT;
+}
+
+int SimCpuControl::ReadThreadSiblings(int cpu, std::vector<int>* cpus_out, std::string* err) {
+  if (cpu < 0 || cpu >= cpus() || !online_[static_cast<size_t>(cpu)]) {
+    *err = Describe() + "/cpu" + std::to_string(cpu) +
+           "/topology/thread_siblings_list: cannot read: No such file or directory";
+    return ENOENT;
+  }
+  cpus_out->clear();
+  for (int c = cpu - ThreadOf(cpu); c < cpus() && c < cpu - ThreadOf(cpu) + cfg_.threads_per_core;
+       ++c)
+    cpus_out->push_back(c);
+  return 0;
+}
+
+// kernel/cpu.c control_store(): "off" or fewer threads take every excluded
+// thread down (cpuhp_smt_disable), "on" or more bring the allowed threads of
+// cores whose first thread is online up (cpuhp_smt_enable), one CPU after
+// another inside this write.
+int SimCpuControl::WriteSmtControl(const std::string& mode) {
+  ++writes_;
+  const int t = cfg_.threads_per_core;
+  if (t < 2)
+    return ENODEV;  // CPU_SMT_NOT_SUPPORTED
+  int threads = 0;
+  if (mode == "on")
+    threads = t;
+  else if (mode == "off")
+    threads = 1;
+  else if (mode.size() == 1 && mode[0] >= '1' && mode[0] - '0' <= t)
+    threads = mode[0] - '0';
+  else
+    return EINVAL;
+  for (int c = 0; c < cpus(); ++c) {
+    const bool want = ThreadOf(c) < threads;
+    const bool core_up = online_[static_cast<size_t>(c - ThreadOf(c))] != 0;
+    if (online_[static_cast<size_t>(c)] == want || (want && !core_up))
+      continue;
+    clock_.Advance(ModelNs(want));
+    SetOnline(c, want);
+  }
+  smt_threads_ = threads;
+  smt_control_ = mode == "off" ? "off" : threads == t ? "on" : std::to_string(threads);
   return 0;
 }
 
@@ -225,7 +297,9 @@ nlohmann::json SimCpuControl::SaveState() const {
           {"now_ns", clock_.now()},
           {"rng", rng_.state()},
           {"online", online_},
-          {"writes", writes_}};
+          {"writes", writes_},
+          {"smt_control", smt_control_},
+          {"smt_threads", smt_threads_}};
 }
 
 bool SimCpuControl::RestoreState(const nlohmann::json& j, std::string* err) {
@@ -246,6 +320,14 @@ bool SimCpuControl::RestoreState(const nlohmann::json& j, std::string* err) {
       return false;
     }
     writes_ = j.at("writes").get<uint64_t>();
+    // Checkpoints written before SMT was simulated have neither: all threads.
+    smt_control_ = j.value("smt_control", smt_control_);
+    smt_threads_ = j.value("smt_threads", smt_threads_);
+    if (smt_threads_ < 1 || smt_threads_ > cfg_.threads_per_core) {
+      *err = "sim state: smt_threads " + std::to_string(smt_threads_) + " outside 1.." +
+             std::to_string(cfg_.threads_per_core);
+      return false;
+    }
     online_count_ = 0;
     for (size_t c = 0; c < online.size(); ++c) {
       online_[c] = online[c] != 0;

@@ -58,6 +58,10 @@ class SimCpuControl : public CpuControl {
   int ReadFail(int cpu, int* state) override;
   int ReadHotplugState(int cpu, int* state) override;
   int ReadHotplugStates(std::string* text) override;
+  // SMT with /sim/threads_per_core (config.h): consecutive CPUs share a core.
+  int ReadSmtFile(const std::string& name, std::string* text, std::string* err) override;
+  int ReadThreadSiblings(int cpu, std::vector<int>* cpus, std::string* err) override;
+  int WriteSmtControl(const std::string& mode) override;
 
   // Test hooks.
   struct Fault {
@@ -97,6 +101,13 @@ class SimCpuControl : public CpuControl {
   std::vector<std::atomic<int>> hp_state_;
   int broken_rollback_;
   int fires_ = 0;
+  // smt/control as it reads, and the threads per core it allows.
+  std::string smt_control_;
+  int smt_threads_;
+
+  // The modeled latency of one CPU going online or offline now.
+  uint64_t ModelNs(bool online);
+  int ThreadOf(int cpu) const { return cpu % cfg_.threads_per_core; }
 };
 
 }  // namespace cpuhp

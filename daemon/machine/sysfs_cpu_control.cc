@@ -111,28 +111,40 @@ class SysfsCpuControl : public CpuControl {
     return n == 1 ? 0 : EIO;
   }
 
-  // hotplug/fail is written rarely: open, write, close; the errno of the
-  // write is the kernel's verdict (EINVAL: that state cannot fail now).
   int WriteFail(int cpu, int state) override {
-    // O_TRUNC as a shell's "echo -1 > fail": sysfs ignores it, a fake tree's
-    // regular file needs it.
-    int fd = Open(HotplugRel(cpu, "fail"), O_WRONLY | O_TRUNC);
-    if (fd < 0)
-      return -fd;
-    const std::string text = std::to_string(state);
-    ssize_t n;
-    do {
-      n = write(fd, text.data(), text.size());
-    } while (n < 0 && errno == EINTR);
-    int e = n < 0 ? errno : n == static_cast<ssize_t>(text.size()) ? 0 : EIO;
-    close(fd);
-    return e;
+    return WriteText(HotplugRel(cpu, "fail"), std::to_string(state));
   }
 
   int ReadFail(int cpu, int* state) override { return ReadInt(HotplugRel(cpu, "fail"), state); }
   int ReadHotplugState(int cpu, int* state) override {
     return ReadInt(HotplugRel(cpu, "state"), state);
   }
+  int ReadSmtFile(const std::string& name, std::string* text, std::string* err) override {
+    int e = 0;
+    if (!files_.Read("smt/" + name, kMaxListBytes, text, err, &e))
+      return e;
+    while (!text->empty() && (text->back() == '\n' || text->back() == ' '))
+      text->pop_back();
+    return 0;
+  }
+
+  int ReadThreadSiblings(int cpu, std::vector<int>* cpus, std::string* err) override {
+    const std::string rel = "cpu" + std::to_string(cpu) + "/topology/thread_siblings_list";
+    std::string text, perr;
+    int e = 0;
+    if (!files_.Read(rel, kMaxListBytes, &text, err, &e))
+      return e;
+    if (!ParseCpuList(text, cpus, &perr)) {
+      *err = root_ + "/" + rel + ": " + perr;
+      return EINVAL;
+    }
+    return 0;
+  }
+
+  // smt/control is written once per switch: open, write, close, as
+  // ppc64_cpu and a shell do; the errno of the write is the kernel's.
+  int WriteSmtControl(const std::string& mode) override { return WriteText("smt/control", mode); }
+
   int ReadHotplugStates(std::string* text) override {
     std::string err;
     int e = 0;
@@ -152,6 +164,23 @@ class SysfsCpuControl : public CpuControl {
   void Refused(int e, const std::string& err) {
     if ((e == ELOOP || e == ENXIO || e == ENOTDIR || e == EXDEV) && logged_.insert(err).second)
       spdlog::error("{}", err);
+  }
+
+  // Files written rarely (hotplug/fail, smt/control): open, write, close;
+  // the errno of the write is the kernel's verdict (EINVAL: that state
+  // cannot fail now). O_TRUNC as a shell's "echo -1 > fail": sysfs ignores
+  // it, a fake tree's regular file needs it.
+  int WriteText(const std::string& rel, const std::string& text) {
+    int fd = Open(rel, O_WRONLY | O_TRUNC);
+    if (fd < 0)
+      return -fd;
+    ssize_t n;
+    do {
+      n = write(fd, text.data(), text.size());
+    } while (n < 0 && errno == EINTR);
+    int e = n < 0 ? errno : n == static_cast<ssize_t>(text.size()) ? 0 : EIO;
+    close(fd);
+    return e;
   }
 
   // The descriptor, or minus the errno.

@@ -40,6 +40,17 @@ class FakeSysfs {
   void Write(const std::string& rel, const std::string& text) {
     std::ofstream(root_ + "/" + rel) << text;
   }
+  // SMT: smt/control and smt/active, and cpuN/topology/thread_siblings_list.
+  void Smt(const std::string& control, const std::string& active) {
+    std::filesystem::create_directories(root_ + "/smt");
+    Write("smt/control", control + "\n");
+    Write("smt/active", active + "\n");
+  }
+  void Siblings(int cpu, const std::string& list) {
+    const std::string dir = "cpu" + std::to_string(cpu) + "/topology";
+    std::filesystem::create_directories(root_ + "/" + dir);
+    Write(dir + "/thread_siblings_list", list + "\n");
+  }
   std::string Read(const std::string& rel) const {
     std::ifstream f(root_ + "/" + rel);
     return std::string(std::istreambuf_iterator<char>(f), {});
