@@ -34,11 +34,12 @@ for spec in $(echo "${cpuhp_tests:-faults_integration}" | tr ',' ' '); do
 	real_cpu_integration) cmd="$S/tests/integration/real_cpu_test.py $B $S" ;;
 	tracepoints_integration) cmd="$S/tests/integration/tracepoints_test.py $B $S" ;;
 	real_health_integration) cmd="$S/tests/integration/health_test.py $B $S" ;;
+	smt_integration) cmd="$S/tests/integration/smt_test.py $B $S" ;;
 	*) status "$t" 127; continue ;;
 	esac
 	mark "TEST $t start $(uptime_s)"
 	# shellcheck disable=SC2086 # cmd is split into its words on purpose
-	CPUHP_REAL_FAULTS=1 CPUHP_TEST_ONLY=$only python3 $cmd 2>&1
+	CPUHP_REAL_FAULTS=1 CPUHP_TEST_ONLY=$only CPUHP_EXPECT_SMT_THREADS=${cpuhp_threads:-} python3 $cmd 2>&1
 	rc=$?
 	mark "TEST $t end $(uptime_s)"
 	status "$t" "$rc"

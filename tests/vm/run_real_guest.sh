@@ -13,7 +13,11 @@
 # python3 with the stdlib and jsonschema (for validate_report.py), the daemon
 # (BUILD_DIR/cpuhp-stress) with its shared libraries, and the tests, configs
 # and report schema of SRC_DIR. tests/vm/real_check.py asserts on the console.
-# Environment: CPUHP_VM_SMP (default 2), CPUHP_VM_TIMEOUT (s, default 1500),
+# Environment: CPUHP_VM_SMP (default 2), CPUHP_VM_THREADS (threads per core,
+# default 1: with 2 the guest's cores have two SMT threads each, QEMU's
+# -smp N,cores=N/2,threads=2, and an amd64 guest's TCG CPU has topoext so
+# that Linux sees them; QEMU 7.2 refuses threads on pseries under TCG, 8.1
+# allows them), CPUHP_VM_TIMEOUT (s, default 1500),
 # CPUHP_VM_KILLS (kill_anywhere's kill count, default 50), CPUHP_VM_ARCH
 # (amd64, arm64, armhf or ppc64el; default the host's), CPUHP_VM_KERNEL (a kernel
 # image to boot instead, e.g. a patched kernel under test: it needs SMP,
@@ -43,11 +47,22 @@ host_arch=$(dpkg --print-architecture)
 arch=${CPUHP_VM_ARCH:-$host_arch}
 work=$build/vm-real
 [ "$arch" = amd64 ] || work=$build/vm-real-$arch
+[ "${CPUHP_VM_THREADS:-1}" = 1 ] || work=$work-smt
 log() { echo "run_real_guest[$arch]: $*" >&2; }
 # shellcheck source=tests/vm/host_lib.sh
 . "$src/tests/vm/host_lib.sh"
 skip() { log "SKIP: $*"; exit 77; }
 guest_arch_setup "$arch" single || { log "CPUHP_VM_ARCH=$arch: not amd64, arm64, armhf or ppc64el"; exit 2; }
+threads=${CPUHP_VM_THREADS:-1}
+smp_topology=$smp
+if [ "$threads" != 1 ]; then
+  [ "$arch" = amd64 ] || { log "CPUHP_VM_THREADS: SMT guests are amd64 only here (QEMU 7.2: no pseries SMT under TCG)"; exit 2; }
+  [ $((smp % threads)) = 0 ] || { log "CPUHP_VM_THREADS=$threads does not divide CPUHP_VM_SMP=$smp"; exit 2; }
+  smp_topology="$smp,sockets=1,cores=$((smp / threads)),threads=$threads"
+  # -cpu max without topoext: "This family of AMD CPU doesn't support
+  # hyperthreading", and Linux sees one thread per core.
+  for i in "${!tcg_args[@]}"; do [ "${tcg_args[$i]}" != max ] || tcg_args[i]=max,+topoext; done
+fi
 [ "$(id -u)" = 0 ] || skip "needs root (CPU hotplug in the guest is run as root in CI)"
 command -v "$qemu" >/dev/null || skip "$qemu not installed (tools/setup.sh installs it)"
 [ "$arch" != "$host_arch" ] || [ -x /bin/busybox ] || skip "busybox-static not installed"
@@ -140,11 +155,11 @@ cp "$src/tests/vm/guest_real.sh" "$rd/init" && chmod +x "$rd/init"
 (cd "$rd" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.cpio.gz"
 log "initramfs $(du -m "$work/initramfs.cpio.gz" | cut -f1) MiB (packed); kernel $kernel"
 
-log "booting $qemu, $smp vCPUs: $tests"
+log "booting $qemu, $smp vCPUs ($threads per core): $tests"
 start=$(date +%s)
 boot_guest_accel "$work" "${CPUHP_VM_TIMEOUT:-1500}" "$qemu" "$arch" "${qemu_args[@]}" \
-  -smp "$smp" -m 1536 -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
-  -append "console=$console $kappend panic=-1 log_buf_len=4M cpuhp_tests=$tests cpuhp_kills=${CPUHP_VM_KILLS:-50}" \
+  -smp "$smp_topology" -m 1536 -kernel "$kernel" -initrd "$work/initramfs.cpio.gz" \
+  -append "console=$console $kappend panic=-1 log_buf_len=4M cpuhp_tests=$tests cpuhp_kills=${CPUHP_VM_KILLS:-50} cpuhp_threads=$threads" \
   -nographic -no-reboot -nic none
 log "guest ($guest_accel) exited $qrc after $(($(date +%s) - start)) s; console: $work/console.log"
 exec python3 "$src/tests/vm/real_check.py" "$work/console.log" "$work" "$tests" "$qrc"
