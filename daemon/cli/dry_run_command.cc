@@ -44,6 +44,11 @@ int DryRunCommand(const Config& cfg_in, uint64_t max_ops, std::FILE* out) {
     return fail(err);
   OnlineState state = StateFrom(topo);
   ScheduleParams params{cfg.pattern, selected, cfg.min_online, seed, cfg.sweep};
+  if (cfg.pattern == Pattern::kSmt) {
+    if (!PrepareSmt(cfg, topo, ctl.get(), &params, &err))
+      return fail(err);
+    selected = params.cpus;
+  }
   std::unique_ptr<Schedule> schedule = NewSchedule(params, state, &err);
   if (!schedule)
     return fail(err);
@@ -62,9 +67,10 @@ int DryRunCommand(const Config& cfg_in, uint64_t max_ops, std::FILE* out) {
     std::optional<Operation> op = schedule->Next(state);
     if (!op)
       break;
-    std::fprintf(out, "%8" PRIu64 "  %-7s  %5d  %13d%s\n", i,
+    std::fprintf(out, "%8" PRIu64 "  %-7s  %5d  %13d%s%s\n", i,
                  std::string(DirectionName(op->dir)).c_str(), op->cpu, state.count,
-                 op->setup ? "  set-up" : "");
+                 op->setup ? "  set-up" : "",
+                 op->group ? ("  switch " + std::to_string(op->group)).c_str() : "");
     state.Set(op->cpu, op->dir == Direction::kOnline);  // as if every write succeeds
   }
   if (i == max_ops)

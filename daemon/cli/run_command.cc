@@ -61,6 +61,7 @@ struct RunPlan {
   std::unique_ptr<Schedule> schedule;
   OpLog oplog;
   std::unique_ptr<RunStats> stats;
+  std::unique_ptr<SmtSwitchStats> smt_stats;  // the smt pattern's switch table
   std::string started_at;
   // Last: stopped before anything it calls back into (the session, the
   // backend) is gone.
@@ -137,6 +138,11 @@ int PrepareMachine(const Config& cfg_in, std::FILE* out, RunPlan* p) {
   }
   p->state = StateFrom(p->topo);
   ScheduleParams params{cfg.pattern, p->selected, cfg.min_online, p->seed, cfg.sweep};
+  if (cfg.pattern == Pattern::kSmt) {
+    if (!PrepareSmt(cfg, p->topo, p->ctl.get(), &params, &err))
+      return fail(kExitBadInput, err);
+    p->selected = params.cpus;
+  }
   if (FaultsWanted(cfg))
     p->faults =
         std::make_unique<FaultInjector>(p->ctl.get(), p->selected, FaultOptionsFrom(cfg, p->seed));
@@ -225,6 +231,10 @@ int OpenRunState(RunPlan* p) {
   if (!warning.empty())
     spdlog::warn("{}", warning);
   p->stats = std::make_unique<RunStats>(p->topo.max_cpu + 1);
+  if (cfg.pattern == Pattern::kSmt) {
+    p->smt_stats = std::make_unique<SmtSwitchStats>(cfg.smt.modes, cfg.smt.method);
+    p->stats->set_smt(p->smt_stats.get());
+  }
   if (!p->soak->Apply(p->schedule.get(), p->stats.get(), &err)) {
     spdlog::error("{}", err);
     return kExitFailed;
@@ -349,6 +359,8 @@ ReportInputs CommonReportInputs(const RunPlan& p, const Runner& runner) {
              {"backend", p.ctl->Describe()},
              {"topology", TopologyToJson(p.topo)},
              {"schedule", p.schedule->Describe()}};
+  if (p.smt_stats)
+    in.smt = p.smt_stats->ToJson();
   in.seed = p.seed;
   in.started_at = p.started_at;
   in.ended_at = FormatUtc(RealtimeNs());
@@ -464,6 +476,9 @@ int WriteReport(RunPlan* p, RunSources* s, const Runner& runner, const RunResult
   else if (outcome.stop_reason == "signal")
     spdlog::warn("run stopped by {}", outcome.message);
 
+  // The switch in progress counts when the pattern ended by itself after it.
+  if (p->smt_stats)
+    p->smt_stats->Finish(outcome.stop_reason == "schedule_complete");
   ReportInputs in = CommonReportInputs(*p, runner);
   in.elapsed_ns = run.elapsed_ns;
   in.stop_reason = outcome.stop_reason;

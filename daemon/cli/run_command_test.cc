@@ -87,6 +87,55 @@ TEST_F(CommandsTest, EveryLineOfASimOperationLogSaysSimulated) {
   }
 }
 
+// The smt pattern on the sim with 2 threads per core: every switch timed
+// whole in the report's smt section and the summary, the schema holds.
+TEST_F(CommandsTest, SmtPatternTimesEachSwitchOnTheSim) {
+  cfg_.backend = "sim";
+  cfg_.sim.cpus = 8;
+  cfg_.sim.threads_per_core = 2;
+  cfg_.pattern = Pattern::kSmt;
+  cfg_.smt.switches = 6;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  nlohmann::json r = Report();
+  EXPECT_EQ(r["run"]["stop_reason"], "schedule_complete");
+  EXPECT_EQ(r["cpus"]["selected"], "1,3,5,7");  // every core's second thread
+  EXPECT_EQ(r["totals"]["ops"], 24);
+  EXPECT_EQ(r["cpus"]["schedule"]["cores"], nlohmann::json({"0-1", "2-3", "4-5", "6-7"}));
+  const nlohmann::json& smt = r["smt"];
+  EXPECT_EQ(smt["incomplete"], 0);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(smt["to"][i]["mode"], i ? "on" : "off");
+    EXPECT_EQ(smt["to"][i]["switches"], 3);
+    EXPECT_EQ(smt["to"][i]["cpus_per_switch_min"], 4);
+    EXPECT_EQ(smt["to"][i]["cpus_per_switch_max"], 4);
+    // Four modeled writes a switch: at least four times the fastest write.
+    EXPECT_GE(smt["to"][i]["min_ns"].get<uint64_t>(),
+              4 * r["directions"][i ? "online" : "offline"]["min_ns"].get<uint64_t>());
+  }
+  EXPECT_NE(Output().find("SMT switches (threads method):\n  to off  3 switches"),
+            std::string::npos)
+      << Output();
+  EXPECT_EQ(ReportValidates(), 0);
+
+  // Refused in one line before any write: no SMT, or a CPU list.
+  std::ostringstream log;
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+  cfg_.sim.threads_per_core = 1;
+  const int no_smt = RunCommand(cfg_, &g_no_stop, out_);
+  cfg_.sim.threads_per_core = 2;
+  cfg_.cpus = "1,3";
+  const int listed = RunCommand(cfg_, &g_no_stop, out_);
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(no_smt, kExitBadInput);
+  EXPECT_EQ(listed, kExitBadInput);
+  EXPECT_NE(log.str().find("/pattern: smt: smt/control is \"notsupported\""), std::string::npos)
+      << log.str();
+  EXPECT_NE(log.str().find("/cpus: the smt pattern writes the sibling threads"), std::string::npos)
+      << log.str();
+}
+
 TEST_F(CommandsTest, UnwritableReportDirectoryIsRefusedBeforeAnyOperation) {
   cfg_.report = dir_ + "/missing/dir/report.json";
   cfg_.oplog = dir_ + "/ops.jsonl";

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "machine/smt.h"
 #include "util/cpu_list.h"
 #include "util/file_util.h"
 
@@ -82,6 +83,45 @@ std::string InputError(const Config& cfg, const std::string& err) {
       return out + " (the sim backend simulates " + std::to_string(cfg.sim.cpus) + " CPUs, 0 to " +
              std::to_string(cfg.sim.cpus - 1) + ": --sim-cpus or /sim/cpus)";
   return out;
+}
+
+bool PrepareSmt(const Config& cfg, const Topology& topo, CpuControl* ctl, ScheduleParams* params,
+                std::string* err) {
+  if (cfg.cpus != "all") {
+    *err =
+        "/cpus: the smt pattern writes the sibling threads its modes move, not a list; leave "
+        "/cpus at \"all\" (got \"" +
+        cfg.cpus + "\")";
+    return false;
+  }
+  SmtTopology smt;
+  if (!DiscoverSmt(ctl, topo.present, &smt, err)) {
+    *err = "/pattern: smt: " + *err;
+    return false;
+  }
+  if (std::string why = SmtSwitchRefusal(smt); !why.empty()) {
+    *err = "/pattern: smt: " + why;
+    return false;
+  }
+  for (size_t i = 0; i < 2; ++i)
+    if (!SmtModeThreads(smt, cfg.smt.modes[i], &params->smt_threads[i], err)) {
+      *err = "/smt/modes: " + *err;
+      return false;
+    }
+  params->cpus.clear();
+  for (const std::vector<int>& core : smt.cores)
+    for (size_t t = 1; t < core.size(); ++t) {
+      if (!topo.IsHotpluggable(core[t])) {
+        *err = "/pattern: smt: cpu" + std::to_string(core[t]) + ", a thread of core " +
+               FormatCpuList(core) + ", has no online file";
+        return false;
+      }
+      params->cpus.push_back(core[t]);
+    }
+  std::sort(params->cpus.begin(), params->cpus.end());
+  params->smt = cfg.smt;
+  params->smt_cores = smt.cores;
+  return true;
 }
 
 OnlineState StateFrom(const Topology& topo) {

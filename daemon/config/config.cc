@@ -39,7 +39,9 @@ bool ParsePattern(const std::string& s, Pattern* p) {
 uint64_t IterationLimit(const Config& cfg) {
   if (cfg.iterations)
     return *cfg.iterations;
-  const bool ends_by_itself = cfg.pattern == Pattern::kSweep || cfg.pattern == Pattern::kFaultSweep;
+  const bool ends_by_itself = cfg.pattern == Pattern::kSweep ||
+                              cfg.pattern == Pattern::kFaultSweep ||
+                              (cfg.pattern == Pattern::kSmt && cfg.smt.switches > 0);
   return cfg.duration_ns || ends_by_itself ? 0 : kDefaultIterations;
 }
 
@@ -136,6 +138,8 @@ json ConfigToJson(const Config& cfg) {
       {"oplog", cfg.oplog},
       {"progress", progress < std::size(kProgressNames) ? kProgressNames[progress] : "unknown"},
       {"sweep", std::move(sweep)},
+      {"smt",
+       {{"modes", cfg.smt.modes}, {"method", cfg.smt.method}, {"switches", cfg.smt.switches}}},
       {"sim", std::move(sim)},
       {"tracepoints", cfg.tracepoints},
       {"kmod", {{"enabled", cfg.kmod.enabled}, {"device", cfg.kmod.device}}},

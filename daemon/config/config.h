@@ -9,6 +9,7 @@
 // (type, range, the error line) and durations.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -19,11 +20,22 @@
 
 namespace cpuhp {
 
-enum class Pattern { kRoundRobin, kAll, kRandom, kSweep, kFaultSweep };
+enum class Pattern { kRoundRobin, kAll, kRandom, kSweep, kFaultSweep, kSmt };
 const char* PatternName(Pattern p);
 bool ParsePattern(const std::string& s, Pattern* p);
 
 enum class ProgressMode { kAuto, kAlways, kNever };
+
+// The smt pattern (run/schedule.h): switches between two SMT modes.
+struct SmtConfig {
+  // "on", "off" or a number of threads per core; the switch alternates,
+  // the first one to modes[0].
+  std::array<std::string, 2> modes = {"off", "on"};
+  // "threads": every sibling thread's own online file, core by core, as
+  // ppc64_cpu --smt does.
+  std::string method = "threads";
+  uint64_t switches = 100;  // the pattern ends after this many; 0: never
+};
 
 struct SweepConfig {
   // Online-CPU counts to measure at, ascending. Empty means "auto": powers of
@@ -105,6 +117,7 @@ struct Config {
   std::string oplog;   // JSON Lines file of every operation; empty: none
   ProgressMode progress = ProgressMode::kAuto;
   SweepConfig sweep;
+  SmtConfig smt;
   SimConfig sim;
   // Per-state kernel timing from the cpuhp tracepoints (tracefs); the sim
   // backend has no kernel events and ignores it.

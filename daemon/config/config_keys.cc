@@ -92,6 +92,35 @@ const Field kSweepFields[] = {
      [](const Value& v, Config* c) { return GetInt(v, -1, kMaxCpus - 1, &c->sweep.victim); }},
 };
 
+const Field kSmtFields[] = {
+    {"modes",
+     [](const Value& v, Config* c) {
+       const auto mode = [](const nlohmann::json& m) {
+         if (!m.is_string())
+           return false;
+         const std::string& t = m.get_ref<const std::string&>();
+         return t == "on" || t == "off" || (t.size() == 1 && t[0] >= '1' && t[0] <= '8');
+       };
+       if (!v.j.is_array() || v.j.size() != 2 || !mode(v.j[0]) || !mode(v.j[1]) || v.j[0] == v.j[1])
+         return v.Got(
+             "expected two different SMT modes, each \"on\", \"off\" or a number of "
+             "threads from 1 to 8, like [\"off\", \"on\"]");
+       c->smt.modes = {v.j[0].get<std::string>(), v.j[1].get<std::string>()};
+       return true;
+     }},
+    {"method",
+     [](const Value& v, Config* c) {
+       if (!v.j.is_string() || v.j.get_ref<const std::string&>() != "threads")
+         return v.Got(
+             "expected \"threads\" (each sibling's online file, core by core; the "
+             "kernel's own smt/control write is not built yet)");
+       c->smt.method = "threads";
+       return true;
+     }},
+    {"switches",
+     [](const Value& v, Config* c) { return GetU64(v, kMaxIterations, &c->smt.switches); }},
+};
+
 const Field kKmodFields[] = {
     {"enabled", [](const Value& v, Config* c) { return GetBool(v, &c->kmod.enabled); }},
     {"device",
@@ -289,6 +318,7 @@ const Field kTopFields[] = {
               (c->progress = static_cast<ProgressMode>(i), true);
      }},
     {"sweep", [](const Value& v, Config* c) { return ApplyObject(v, kSweepFields, c); }},
+    {"smt", [](const Value& v, Config* c) { return ApplyObject(v, kSmtFields, c); }},
     {"sim", [](const Value& v, Config* c) { return ApplyObject(v, kSimFields, c); }},
     {"tracepoints", [](const Value& v, Config* c) { return GetBool(v, &c->tracepoints); }},
     {"kmod", [](const Value& v, Config* c) { return ApplyObject(v, kKmodFields, c); }},

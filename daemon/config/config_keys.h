@@ -11,8 +11,8 @@
 namespace cpuhp {
 
 // Index = enum value.
-inline constexpr const char* kPatternNames[] = {"roundrobin", "all", "random", "sweep",
-                                                "fault_sweep"};
+inline constexpr const char* kPatternNames[] = {"roundrobin", "all",         "random",
+                                                "sweep",      "fault_sweep", "smt"};
 inline constexpr const char* kProgressNames[] = {"auto", "always", "never"};
 inline constexpr const char* kOnWarningNames[] = {"continue", "stop"};
 

@@ -22,7 +22,7 @@ TEST(ConfigErrors, UnknownKeyAtTopLevel) {
             "t.json: /iteration: unknown key (known keys: comment, pattern, cpus, min_online, "
             "iterations, duration, seed, stop_on_error, lost_cpu_after, interval, backend, "
             "sysfs_root, state_dir, "
-            "report, force, oplog, progress, sweep, sim, tracepoints, kmod, kernel_phases, "
+            "report, force, oplog, progress, sweep, smt, sim, tracepoints, kmod, kernel_phases, "
             "checkpoint_interval, resume, "
             "interim_interval, stuck_timeout, stuck_give_up, disturbance, health, faults)");
   EXPECT_PRED2(StartsWith, ApplyError(R"({"$schema": "x"})"), "t.json: /$schema: unknown key ");
@@ -68,7 +68,16 @@ TEST(ConfigErrors, WrongTypes) {
        "/duration: expected a duration string like \"24h\", \"90m\", \"500ms\" or \"0\", got 30"},
       {R"({"pattern": 1})",
        "/pattern: expected one of \"roundrobin\", \"all\", \"random\", \"sweep\", \"fault_sweep\", "
-       "got 1"},
+       "\"smt\", got 1"},
+      {R"({"smt": {"modes": ["on", "on"]}})",
+       "/smt/modes: expected two different SMT modes, each \"on\", \"off\" or a number of threads "
+       "from 1 to 8, like [\"off\", \"on\"], got [\"on\",\"on\"]"},
+      {R"({"smt": {"modes": ["off", "9"]}})",
+       "/smt/modes: expected two different SMT modes, each \"on\", \"off\" or a number of threads "
+       "from 1 to 8, like [\"off\", \"on\"], got [\"off\",\"9\"]"},
+      {R"({"smt": {"method": "control"}})",
+       "/smt/method: expected \"threads\" (each sibling's online file, core by core; the kernel's "
+       "own smt/control write is not built yet), got \"control\""},
       {R"({"sweep": [1]})", "/sweep: expected a JSON object, got [1]"},
       {R"({"sim": null})", "/sim: expected a JSON object, got null"},
       {R"({"sweep": {"levels": 8}})",
@@ -131,7 +140,7 @@ TEST(ConfigErrors, OutOfRange) {
 TEST(ConfigErrors, BadEnums) {
   EXPECT_EQ(ApplyError(R"({"pattern": "round-robin"})"),
             "t.json: /pattern: expected one of \"roundrobin\", \"all\", \"random\", \"sweep\", "
-            "\"fault_sweep\", got "
+            "\"fault_sweep\", \"smt\", got "
             "\"round-robin\"");
   EXPECT_EQ(ApplyError(R"({"backend": "proc"})"),
             "t.json: /backend: expected one of \"sysfs\", \"sim\", got \"proc\"");

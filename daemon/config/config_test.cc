@@ -451,7 +451,9 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   cfg.oplog = "out/ops.jsonl";
   cfg.progress = ProgressMode::kAlways;
   cfg.sweep = {{1, 3, 9}, 7, 5};
+  cfg.smt = {{"2", "4"}, "threads", 12};
   cfg.sim = {16, 1, 2, 3, 4, 0.1, 0.3};
+  cfg.sim.threads_per_core = 4;
   cfg.kmod = {false, "/dev/other_probe"};
   cfg.kernel_phases_source = "both";
   cfg.kernel_phases_bpf_attach = "kprobe";
@@ -475,12 +477,15 @@ TEST(ConfigToJson, RoundTripsEveryField) {
   EXPECT_EQ(back.kernel_phases_source, "both");
   EXPECT_EQ(back.kernel_phases_bpf_attach, "kprobe");
   EXPECT_EQ(back.stuck_give_up_ns, 90000000000u);
+  EXPECT_EQ(back.smt.modes[1], "4");
+  EXPECT_EQ(back.smt.switches, 12u);
+  EXPECT_EQ(back.sim.threads_per_core, 4);
 
   const json d = ConfigToJson(Config{});
   EXPECT_EQ(d["seed"], nullptr);
   EXPECT_EQ(d["sweep"]["levels"], "auto");
   EXPECT_EQ(d["duration"], "0");
-  EXPECT_EQ(d.size(), 29u);  // every struct key, no "comment"
+  EXPECT_EQ(d.size(), 30u);  // every struct key, no "comment"
 }
 
 TEST(ConfigStateDir, ConfigThenEnvironmentThenDefault) {

@@ -156,7 +156,7 @@ TEST(ConfigErrors, NonFiniteNumbersBuiltInCode) {
 TEST(ConfigErrors, LongValuesAreTruncated) {
   EXPECT_EQ(ApplyError(json{{"report", 1}, {"pattern", std::string(5000, 'x')}}.dump()),
             "t.json: /pattern: expected one of \"roundrobin\", \"all\", \"random\", \"sweep\", "
-            "\"fault_sweep\", got "
+            "\"fault_sweep\", \"smt\", got "
             "\"" +
                 std::string(36, 'x') + "...");
   // Escapes count as rendered: six "\u0000" after the quote.

@@ -130,6 +130,26 @@ std::string HeaderLine(const json& report) {
   return out;
 }
 
+// The smt pattern's switches, each one operation: by the mode switched to.
+std::string SmtSummary(const json& report) {
+  auto it = report.find("smt");
+  if (it == report.end() || !it->is_object())
+    return "";
+  std::string out = Fmt("SMT switches (%s method):\n", Str(*it, "method", "?").c_str());
+  const auto to = it->find("to");
+  for (const json& m : to != it->end() && to->is_array() ? *to : json::array()) {
+    out +=
+        Fmt("  to %-4s %" PRIu64 " switches, p50 %s ms, p99 %s ms, max %s ms, %" PRIu64 "-%" PRIu64
+            " CPUs each, %" PRIu64 " failed writes\n",
+            Str(m, "mode", "?").c_str(), U64(m, "switches"), MsText(U64(m, "p50_ns")).c_str(),
+            MsText(U64(m, "p99_ns")).c_str(), MsText(U64(m, "max_ns")).c_str(),
+            U64(m, "cpus_per_switch_min"), U64(m, "cpus_per_switch_max"), U64(m, "failed_writes"));
+  }
+  if (uint64_t n = U64(*it, "incomplete"))
+    out += Fmt("  %" PRIu64 " switch cut short by the stop (not timed)\n", n);
+  return out;
+}
+
 // A timing source that could not run, and why (the JSON has the same).
 std::string UnavailableSources(const json& report) {
   std::string out;
@@ -238,6 +258,8 @@ nlohmann::json BuildReport(const ReportInputs& in) {
   report["first_errors"] = std::move(first_errors);
   report["first_errors_dropped"] = in.first_errors_dropped;
   report["timing_sources"] = object_or_empty(in.timing_sources);
+  if (in.smt.is_object())
+    report["smt"] = in.smt;
   // Null until the CPUs have been put back (interim reports).
   report["restore"] = in.restore.is_object() ? in.restore : json(nullptr);
   report["process"] = {{"max_rss_kib", in.max_rss_kib}};
@@ -271,6 +293,7 @@ std::string HumanSummary(const nlohmann::json& report) {
   for (const char* dir : {"offline", "online"})
     out += DirectionTable(report, dir);
   out += PerCpuTable(report);
+  out += SmtSummary(report);
   out += KmodSummary(report);
   out += KmodSummary(report, "bpf");
   out += DisturbanceSummary(report);

@@ -41,6 +41,7 @@ struct ReportInputs {
   uint64_t first_errors_dropped = 0;
   // name -> {"status": "ok"|"unavailable", "reason"?, ...source section}
   nlohmann::json timing_sources = nlohmann::json::object();
+  nlohmann::json smt;  // the smt pattern's switch table (SmtSwitchStats::ToJson); null otherwise
   nlohmann::json restore;  // RestoreResult::ToJson; null for an interim report
   bool interim = false;
   uint64_t max_rss_kib = 0;

@@ -22,8 +22,11 @@ constexpr CallText kCalls[] = {
     {"fail_read", "/hotplug/fail read"},
     {"state_read", "/hotplug/state read"},
     {"states_read", ""},  // "hotplug/states read"
+    {"smt_read", ""},     // "smt/ read"
+    {"smt_write", ""},    // "smt/control write"
+    {"siblings_read", "/topology/thread_siblings_list read"},
 };
-static_assert(std::size(kCalls) == static_cast<size_t>(SysfsCall::kStatesRead) + 1);
+static_assert(std::size(kCalls) == static_cast<size_t>(SysfsCall::kSiblingsRead) + 1);
 
 }  // namespace
 
@@ -43,6 +46,10 @@ std::string DescribeCall(SysfsCall call, int cpu, bool online, const char* list)
       return std::string("the ") + (list ? list : "CPU") + " list read";
     case SysfsCall::kStatesRead:
       return "hotplug/states read";
+    case SysfsCall::kSmtRead:
+      return "smt/ read";
+    case SysfsCall::kSmtWrite:
+      return "smt/control write";
     default:
       return c + kCalls[static_cast<size_t>(call)].after_cpu;
   }

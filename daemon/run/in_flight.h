@@ -20,8 +20,11 @@ enum class SysfsCall : int {
   kHasOnline,    // whether cpuN/online exists
   kFailWrite,    // cpuN/hotplug/fail
   kFailRead,
-  kStateRead,   // cpuN/hotplug/state
-  kStatesRead,  // hotplug/states
+  kStateRead,     // cpuN/hotplug/state
+  kStatesRead,    // hotplug/states
+  kSmtRead,       // smt/control, smt/active
+  kSmtWrite,      // smt/control
+  kSiblingsRead,  // cpuN/topology/thread_siblings_list
 };
 const char* SysfsCallName(SysfsCall c);  // "online_write", ...
 

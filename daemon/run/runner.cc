@@ -98,6 +98,7 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
     rec.cpu = op->cpu;
     rec.dir = op->dir;
     rec.setup = op->setup;
+    rec.group = op->group;
     rec.online_before = state_.count;
     for (TimingSource* s : sources_)
       s->OpBegin(*op, index);

@@ -295,6 +295,106 @@ class Sweep : public Schedule {
   Operation last_setup_;
 };
 
+// The smt pattern, method "threads": each switch takes the sibling threads
+// its mode excludes offline, or brings the ones it allows online, one write
+// each, core by core and thread by thread (the order of ppc64_cpu --smt); a
+// core's first thread is never written, and a core whose first thread is
+// offline gets none of its siblings back (as cpuhp_smt_enable()). Switches
+// go to smt.modes[0], then [1], and so on; the pattern ends after
+// smt.switches of them (0: never). A write that did not take leaves that
+// CPU out for the rest of its switch: the switch still ends.
+class SmtSwitch : public Schedule {
+ public:
+  explicit SmtSwitch(const ScheduleParams& p) : p_(p) {}
+
+  std::optional<Operation> Next(const OnlineState& s) override {
+    if (last_.cpu >= 0 && s.IsOnline(last_.cpu) != (last_.dir == Direction::kOnline))
+      given_up_.push_back(last_.cpu);
+    last_ = Operation{};
+    // This switch's next write; none left: the next switch (one that finds
+    // the machine already there, the first one may, has no write).
+    for (int tries = 0; tries < 2; ++tries) {
+      if (done())
+        return std::nullopt;
+      if (std::optional<Operation> op = Step(s)) {
+        op->group = switch_;
+        last_ = *op;
+        return op;
+      }
+      ++switch_;
+      given_up_.clear();
+    }
+    error_ = "smt: neither mode changes any CPU from here (every sibling refused its writes)";
+    return std::nullopt;
+  }
+
+  nlohmann::json Describe() const override {
+    nlohmann::json cores = nlohmann::json::array();
+    for (const std::vector<int>& core : p_.smt_cores)
+      cores.push_back(FormatCpuList(core));
+    return {{"method", p_.smt.method},     {"modes", p_.smt.modes},
+            {"threads", p_.smt_threads},   {"cores", std::move(cores)},
+            {"switches", p_.smt.switches}, {"switches_done", switch_ - 1}};
+  }
+
+  std::optional<ScheduleProgress> Progress() const override {
+    if (!p_.smt.switches)
+      return std::nullopt;
+    ScheduleProgress pr;
+    pr.total = p_.smt.switches;
+    pr.done = std::min(pr.total, switch_ - 1);
+    pr.label = "switch " + std::to_string(std::min(switch_, pr.total)) + "/" +
+               std::to_string(pr.total) + " (to " + p_.smt.modes[(switch_ - 1) % 2] + ")";
+    return pr;
+  }
+
+  // A pattern that ended by itself finished its last switch.
+  bool done() const { return p_.smt.switches && switch_ > p_.smt.switches; }
+
+  nlohmann::json SaveState() const override {
+    return {{"pattern", "smt"},
+            {"switch", switch_},
+            {"given_up", given_up_},
+            {"last_cpu", last_.cpu},
+            {"last_dir", static_cast<int>(last_.dir)}};
+  }
+  bool RestoreState(const nlohmann::json& j, std::string* err) override {
+    return Restore(j, "smt", err, [&] {
+      switch_ = j.at("switch").get<uint64_t>();
+      given_up_ = j.at("given_up").get<std::vector<int>>();
+      last_ = {j.at("last_cpu").get<int>(), DirFrom(j.at("last_dir"))};
+      const auto known = [&](int cpu) {
+        return std::binary_search(p_.cpus.begin(), p_.cpus.end(), cpu);
+      };
+      return switch_ >= 1 && std::all_of(given_up_.begin(), given_up_.end(), known) &&
+             (last_.cpu == Operation{}.cpu || known(last_.cpu));
+    });
+  }
+
+ private:
+  std::optional<Operation> Step(const OnlineState& s) const {
+    const int threads = p_.smt_threads[(switch_ - 1) % 2];
+    for (const std::vector<int>& core : p_.smt_cores) {
+      const bool core_up = s.IsOnline(core.front());
+      for (size_t t = 1; t < core.size(); ++t) {
+        const int cpu = core[t];
+        if (std::find(given_up_.begin(), given_up_.end(), cpu) != given_up_.end())
+          continue;
+        const bool want = core_up && static_cast<int>(t) < threads;
+        if (s.IsOnline(cpu) == want || (!want && !CanOffline(p_, s, cpu)))
+          continue;
+        return Operation{cpu, want ? Direction::kOnline : Direction::kOffline};
+      }
+    }
+    return std::nullopt;
+  }
+
+  ScheduleParams p_;
+  uint64_t switch_ = 1;
+  std::vector<int> given_up_;
+  Operation last_;
+};
+
 int FixedOnline(const ScheduleParams& p, const OnlineState& s) {
   int n = s.count;
   for (int cpu : p.cpus)
@@ -334,6 +434,18 @@ std::unique_ptr<Schedule> NewSchedule(const ScheduleParams& p, const OnlineState
       // Driven by the fault injector: NewFaultSweepSchedule (faults.h).
       *err = "/pattern: fault_sweep is built with the fault injector (NewFaultSweepSchedule)";
       return nullptr;
+    case Pattern::kSmt:
+      if (p.smt_cores.empty()) {
+        *err = "/pattern: smt needs the machine's SMT topology (machine/smt.h, read at start)";
+        return nullptr;
+      }
+      if (p.smt_threads[0] == p.smt_threads[1]) {
+        *err = "/smt/modes: \"" + p.smt.modes[0] + "\" and \"" + p.smt.modes[1] +
+               "\" leave the same " + std::to_string(p.smt_threads[0]) +
+               " thread(s) per core online here: nothing to switch";
+        return nullptr;
+      }
+      return std::make_unique<SmtSwitch>(p);
   }
   int victim = p.sweep.victim < 0 ? p.cpus.back() : p.sweep.victim;
   if (!std::binary_search(p.cpus.begin(), p.cpus.end(), victim)) {

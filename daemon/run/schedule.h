@@ -5,6 +5,7 @@
 // write (the CPU did not change) never makes it emit a no-op.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -39,6 +40,11 @@ struct ScheduleParams {
   int min_online = 1;     // never fewer online CPUs (whole system); >= 1
   uint64_t seed = 0;
   SweepConfig sweep;
+  // The smt pattern: every core's threads (machine/smt.h, read with every
+  // CPU online) and the threads per core each of smt.modes leaves online.
+  SmtConfig smt{};
+  std::vector<std::vector<int>> smt_cores{};
+  std::array<int, 2> smt_threads{};
 };
 
 // How far a schedule that ends by itself is (a sweep: level k of N).

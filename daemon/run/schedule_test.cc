@@ -237,6 +237,78 @@ TEST(ScheduleTest, RestoreRefusesStateThatCannotHappen) {
   EXPECT_TRUE(sweep->RestoreState(good, &err)) << err;
 }
 
+// The smt pattern over 4 cores of 2 threads (x86 numbering: core k is k
+// and k + 4): switches to "off" then "on", core by core, each write tagged
+// with its switch; the first thread of a core is never written.
+ScheduleParams SmtParams(uint64_t switches, std::array<int, 2> threads = {1, 2}) {
+  ScheduleParams p{Pattern::kSmt, {4, 5, 6, 7}, 1, 1, {}};
+  p.smt.switches = switches;
+  p.smt_cores = {{0, 4}, {1, 5}, {2, 6}, {3, 7}};
+  p.smt_threads = threads;
+  return p;
+}
+
+TEST(ScheduleTest, SmtSwitchesEveryCoreAndEndsAfterItsSwitches) {
+  OnlineState s = AllOnline(8);
+  std::string err;
+  auto sched = NewSchedule(SmtParams(4), s, &err);
+  ASSERT_TRUE(sched) << err;
+  std::string seq;
+  std::vector<uint64_t> groups;
+  while (std::optional<Operation> op = sched->Next(s)) {
+    seq += (op->dir == Direction::kOffline ? "-" : "+") + std::to_string(op->cpu) + " ";
+    groups.push_back(op->group);
+    s.Set(op->cpu, op->dir == Direction::kOnline);
+  }
+  EXPECT_EQ(sched->error(), "");
+  EXPECT_EQ(seq, "-4 -5 -6 -7 +4 +5 +6 +7 -4 -5 -6 -7 +4 +5 +6 +7 ");
+  EXPECT_EQ(groups, (std::vector<uint64_t>{1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4}));
+  EXPECT_EQ(sched->Describe()["switches_done"], 4);
+  EXPECT_EQ(sched->Describe()["cores"], nlohmann::json({"0,4", "1,5", "2,6", "3,7"}));
+}
+
+// A write that does not take leaves its CPU out for the rest of that switch;
+// a core whose first thread is offline gets no sibling back.
+TEST(ScheduleTest, SmtSkipsARefusedThreadAndACoreThatIsDown) {
+  OnlineState s = AllOnline(8);
+  std::string err;
+  auto sched = NewSchedule(SmtParams(0), s, &err);
+  ASSERT_TRUE(sched) << err;
+  std::optional<Operation> op = sched->Next(s);
+  ASSERT_TRUE(op);
+  EXPECT_EQ(op->cpu, 4);  // refused: the state stays as it was
+  std::string seq;
+  for (int i = 0; i < 3; ++i) {
+    op = sched->Next(s);
+    seq += std::to_string(op->cpu) + " ";
+    s.Set(op->cpu, false);
+  }
+  EXPECT_EQ(seq, "5 6 7 ");
+  s.Set(1, false);  // core 1's first thread taken down behind the pattern's back
+  op = sched->Next(s);
+  ASSERT_TRUE(op);  // switch 2, to "on": cpu4 is already on, cpu5's core is down
+  EXPECT_EQ(op->group, 2u);
+  EXPECT_EQ(op->cpu, 6);
+  EXPECT_EQ(op->dir, Direction::kOnline);
+  const nlohmann::json saved = sched->SaveState();
+  auto again = NewSchedule(SmtParams(0), s, &err);
+  ASSERT_TRUE(again->RestoreState(saved, &err)) << err;
+  EXPECT_EQ(again->SaveState(), saved);
+  nlohmann::json bad = saved;
+  bad["given_up"] = {3};  // a first thread: never one of the pattern's CPUs
+  EXPECT_FALSE(again->RestoreState(bad, &err));
+}
+
+TEST(ScheduleTest, SmtRefusesModesThatMoveNothing) {
+  std::string err;
+  ScheduleParams p = SmtParams(2, {2, 2});
+  p.smt.modes = {"on", "2"};
+  EXPECT_FALSE(NewSchedule(p, AllOnline(8), &err));
+  EXPECT_EQ(err,
+            "/smt/modes: \"on\" and \"2\" leave the same 2 thread(s) per core online here: "
+            "nothing to switch");
+}
+
 TEST(RngTest, AllZeroStateIsRefused) {
   Rng rng(1);
   const auto before = rng.state();

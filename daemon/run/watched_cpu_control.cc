@@ -86,4 +86,19 @@ int WatchedCpuControl::ReadHotplugStates(std::string* text) {
   return inner_->ReadHotplugStates(text);
 }
 
+int WatchedCpuControl::ReadSmtFile(const std::string& name, std::string* text, std::string* err) {
+  Scope s(f_, SysfsCall::kSmtRead, -1);
+  return inner_->ReadSmtFile(name, text, err);
+}
+
+int WatchedCpuControl::ReadThreadSiblings(int cpu, std::vector<int>* cpus, std::string* err) {
+  Scope s(f_, SysfsCall::kSiblingsRead, cpu);
+  return inner_->ReadThreadSiblings(cpu, cpus, err);
+}
+
+int WatchedCpuControl::WriteSmtControl(const std::string& mode) {
+  Scope s(f_, SysfsCall::kSmtWrite, -1);
+  return inner_->WriteSmtControl(mode);
+}
+
 }  // namespace cpuhp

@@ -34,6 +34,9 @@ class WatchedCpuControl : public CpuControl {
   int ReadFail(int cpu, int* state) override;
   int ReadHotplugState(int cpu, int* state) override;
   int ReadHotplugStates(std::string* text) override;
+  int ReadSmtFile(const std::string& name, std::string* text, std::string* err) override;
+  int ReadThreadSiblings(int cpu, std::vector<int>* cpus, std::string* err) override;
+  int WriteSmtControl(const std::string& mode) override;
 
  private:
   class Scope;

@@ -37,6 +37,9 @@ class Spy : public CpuControl {
   int ReadFail(int, int*) override { return Look(), 0; }
   int ReadHotplugState(int, int*) override { return Look(), 0; }
   int ReadHotplugStates(std::string*) override { return Look(), 0; }
+  int ReadSmtFile(const std::string&, std::string*, std::string*) override { return Look(), 0; }
+  int ReadThreadSiblings(int, std::vector<int>*, std::string*) override { return Look(), 0; }
+  int WriteSmtControl(const std::string&) override { return Look(), 0; }
 
  private:
   void Look() {
@@ -65,11 +68,15 @@ TEST(WatchedCpuControl, PublishesEveryCallWhileItRuns) {
   EXPECT_EQ(w.ReadFail(1, &state), 0);
   EXPECT_EQ(w.ReadHotplugState(1, &state), 0);
   EXPECT_EQ(w.ReadHotplugStates(&text), 0);
+  EXPECT_EQ(w.ReadSmtFile("control", &text, &err), 0);
+  EXPECT_EQ(w.ReadThreadSiblings(5, &cpus, &err), 0);
+  EXPECT_EQ(w.WriteSmtControl("off"), 0);
   EXPECT_EQ(f.start_wall_ns.load(), 0u);  // nothing in flight after the calls
   const std::vector<SysfsCall> calls = {
-      SysfsCall::kListRead,    SysfsCall::kHasOnline,   SysfsCall::kOnlineRead,
-      SysfsCall::kOnlineWrite, SysfsCall::kOnlineWrite, SysfsCall::kFailWrite,
-      SysfsCall::kFailRead,    SysfsCall::kStateRead,   SysfsCall::kStatesRead};
+      SysfsCall::kListRead,    SysfsCall::kHasOnline,    SysfsCall::kOnlineRead,
+      SysfsCall::kOnlineWrite, SysfsCall::kOnlineWrite,  SysfsCall::kFailWrite,
+      SysfsCall::kFailRead,    SysfsCall::kStateRead,    SysfsCall::kStatesRead,
+      SysfsCall::kSmtRead,     SysfsCall::kSiblingsRead, SysfsCall::kSmtWrite};
   ASSERT_EQ(s->seen.size(), calls.size());
   for (size_t i = 0; i < calls.size(); i++) {
     EXPECT_TRUE(s->seen[i].in_flight) << i;
@@ -80,6 +87,7 @@ TEST(WatchedCpuControl, PublishesEveryCallWhileItRuns) {
   EXPECT_EQ(s->seen[3].dir, static_cast<int>(Direction::kOffline));
   EXPECT_EQ(s->seen[4].dir, static_cast<int>(Direction::kOnline));
   EXPECT_EQ(s->seen[8].cpu, -1);
+  EXPECT_EQ(s->seen[10].cpu, 5);
 }
 
 TEST(WatchedCpuControl, DescribesEachCall) {
@@ -88,6 +96,9 @@ TEST(WatchedCpuControl, DescribesEachCall) {
   EXPECT_EQ(DescribeCall(SysfsCall::kListRead, -1, false, "present"), "the present list read");
   EXPECT_EQ(DescribeCall(SysfsCall::kFailWrite, 1, false, nullptr), "cpu1/hotplug/fail write");
   EXPECT_STREQ(SysfsCallName(SysfsCall::kOnlineRead), "online_read");
+  EXPECT_EQ(DescribeCall(SysfsCall::kSmtWrite, -1, false, nullptr), "smt/control write");
+  EXPECT_EQ(DescribeCall(SysfsCall::kSiblingsRead, 5, false, nullptr),
+            "cpu5/topology/thread_siblings_list read");
 }
 
 }  // namespace

@@ -22,6 +22,10 @@ struct Operation {
   // starts (a sweep bringing exactly N CPUs online): counted and checked,
   // kept out of the latency tables.
   bool setup = false;
+  // The smt pattern: the switch this write belongs to (1, 2, ...; odd
+  // switches go to smt.modes[0], even ones to modes[1]); 0 for every other
+  // pattern.
+  uint64_t group = 0;
 };
 
 // What happened. Times are CLOCK_MONOTONIC nanoseconds (or the simulated
@@ -36,6 +40,7 @@ struct OpRecord {
   int online_before = 0;     // online CPUs (whole system) before the write
   bool readback_ok = true;   // the online file reads back what we expect
   bool setup = false;        // Operation::setup: not a measurement
+  uint64_t group = 0;        // Operation::group
 };
 
 }  // namespace cpuhp

@@ -130,6 +130,8 @@ const Histogram& RunStats::by_cpu(int cpu, Direction d) const {
 }
 
 void RunStats::Add(const OpRecord& rec) {
+  if (smt_)
+    smt_->Add(rec);
   int d = static_cast<int>(rec.dir);
   timeline_.Add(rec);
   ops_++;

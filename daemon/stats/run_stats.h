@@ -15,6 +15,7 @@
 
 #include "stats/histogram.h"
 #include "stats/op_record.h"
+#include "stats/smt_switches.h"
 #include "stats/timeline.h"
 
 namespace cpuhp {
@@ -25,6 +26,9 @@ class RunStats {
   explicit RunStats(int max_cpus = 0);
 
   void Add(const OpRecord& rec);
+  // The smt pattern's switch table, fed every record Add gets (not owned;
+  // not in StateToJson: a resumed run's table starts at the resume).
+  void set_smt(SmtSwitchStats* smt) { smt_ = smt; }
 
   uint64_t ops() const { return ops_; }
   uint64_t failed_ops() const { return failed_ops_; }  // write returned an errno
@@ -66,6 +70,7 @@ class RunStats {
  private:
   Histogram& cpu_hist(int cpu, Direction d);
 
+  SmtSwitchStats* smt_ = nullptr;
   uint64_t ops_ = 0;
   uint64_t failed_ops_ = 0;
   uint64_t readback_mismatches_ = 0;

@@ -13,6 +13,7 @@ Every CPU online and smt/control as found at the end.
     smt_test.py BUILD_DIR SOURCE_DIR
 """
 import errno
+import json
 import os
 
 import cpuhp_testlib as lib
@@ -126,6 +127,41 @@ class SmtTest(lib.RealCpuCase):
         self.assertTrue(self.smt_line().startswith(
             f"smt: control on, active 1, {threads} threads per core, cores "
             f"{' '.join(fmt(c) for c in cores)}"))
+
+    def test_smt_pattern(self):
+        """run --pattern smt: every switch timed whole in the report; on a
+        machine that cannot switch, refused in one line before any write."""
+        cfg = os.path.join(self.dir, "smt.json")
+        with open(cfg, "w") as f:
+            json.dump({"pattern": "smt", "smt": {"switches": 4}}, f)
+        p = self.run_tool("run", "--config", cfg, "--seed", "1", "--state-dir", self.state,
+                          "--report", self.report, "--progress", "never")
+        cores = cores_from_sysfs()
+        threads = max(len(c) for c in cores)
+        if self.control != "on" or threads == 1:
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            err = [l for l in p.stderr.splitlines() if "error" in l]
+            self.assertEqual(len(err), 1, p.stderr)
+            self.assertIn("/pattern: smt: ", err[0])
+            self.assertFalse(os.path.exists(self.report))
+            return
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        r = self.load_report()
+        self.assertEqual(r["run"]["stop_reason"], "schedule_complete")
+        siblings = sum(len(c) - 1 for c in cores)
+        self.assertEqual(r["totals"]["ops"], 4 * siblings)
+        self.assertEqual(r["totals"]["failed"], 0)
+        smt = r["smt"]
+        print(f"smt switches: {json.dumps(smt['to'])}")
+        self.assertEqual(smt["incomplete"], 0)
+        for i, mode in enumerate(("off", "on")):
+            row = smt["to"][i]
+            self.assertEqual((row["mode"], row["switches"], row["failed_writes"]), (mode, 2, 0))
+            self.assertEqual(row["cpus_per_switch_min"], siblings)
+            self.assertEqual(row["cpus_per_switch_max"], siblings)
+            self.assertGreater(row["min_ns"], 0)
+        self.assertIn("SMT switches (threads method):", p.stdout)
+        self.assertEqual(read(f"{SYS}/smt/control"), "on")
 
 
 if __name__ == "__main__":
