@@ -208,7 +208,10 @@ guest_arch_setup() {
 		# stop_machine of every 32-bit ARM kprobe's text patching met
 		# soft lockups of 26-45 s and an RCU stall.
 		[ "$2" = multi ] || tcg="tcg,thread=multi"
-		smp_max=$(nproc)
+		# The machine's CPUs, not those online now: a real-CPU test
+		# holding cpu1 offline beside it made plain nproc say 1, and a
+		# 1-vCPU guest has no CPU to hotplug (vm_kmod_armhf failed so).
+		smp_max=$(nproc --all)
 		# the PL011 at 115200, as on Debian's armhf boards and seed 002's (QEMU's
 		# UART does not pace to it)
 		qemu=qemu-system-arm flavour=armmp-lpae console=ttyAMA0,115200 cc=arm-linux-gnueabihf-gcc kimage=vmlinuz
