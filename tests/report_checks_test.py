@@ -131,6 +131,37 @@ class ReportChecksTest(unittest.TestCase):
         for check in ("run_completed", "final_report", "cpus_restored"):
             self.assertIn(f"lava-test-case sim.{check} --result pass", p.stdout)
 
+    def test_smt_pattern_passes_everywhere(self):
+        # The smt pattern ends by itself after smt.switches: that end is its
+        # target (it was reported "not its target: signal" before), for both
+        # methods, in every format; the switch times are measured rows.
+        for method in ("threads", "control"):
+            with self.subTest(method=method):
+                report = self.run_sim(0, pattern="smt", cpus="all", iterations=0,
+                                      sim={"cpus": 8, "threads_per_core": 2},
+                                      smt={"method": method, "switches": 6})
+                for fmt in ("text", "markdown", "junit", "kcidb", "lava", "html"):
+                    p = self.render(report, fmt)
+                    self.assertEqual(p.returncode, 0, f"{method} {fmt}\n{p.stdout}{p.stderr}")
+                p = self.render(report, "lava")
+                self.assertIn("lava-test-case sim.run_completed --result pass", p.stdout)
+                self.assertRegex(p.stdout, r"lava-test-case sim.smt_to_off_p50 --result pass "
+                                           r"--measurement [0-9.]+ --units ms")
+                self.assertIn(f"SMT switches ({method} method", self.render(report, "markdown").stdout)
+                # Limited by iterations before its switches end: the limit is
+                # its target too.
+                report = self.run_sim(0, pattern="smt", cpus="all", iterations=2,
+                                      sim={"cpus": 8, "threads_per_core": 2},
+                                      smt={"method": method, "switches": 6})
+                self.assertEqual(self.render(report, "junit").returncode, 0)
+
+    def test_smt_pattern_stopped_by_a_signal(self):
+        report, rc, out = self.run_until_signal(
+            pattern="smt", cpus="all", iterations=0, sim={"cpus": 8, "threads_per_core": 2},
+            smt={"method": "control", "switches": 10 ** 9})
+        self.assertEqual(rc, 4, out)
+        self.assert_fails(report, "run_completed", ["signal", "schedule_complete"])
+
     def test_rollbacks_that_failed(self):
         report = self.run_sim(3, pattern="fault_sweep", iterations=0,
                               faults={"direction": "both", "states": "all", "repeats": 1},

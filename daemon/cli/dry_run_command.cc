@@ -45,7 +45,8 @@ int DryRunCommand(const Config& cfg_in, uint64_t max_ops, std::FILE* out) {
   OnlineState state = StateFrom(topo);
   ScheduleParams params{cfg.pattern, selected, cfg.min_online, seed, cfg.sweep};
   if (cfg.pattern == Pattern::kSmt) {
-    if (!PrepareSmt(cfg, topo, ctl.get(), &params, &err))
+    std::string control_at_start;
+    if (!PrepareSmt(cfg, topo, ctl.get(), &params, &control_at_start, &err))
       return fail(err);
     selected = params.cpus;
   }
@@ -67,11 +68,17 @@ int DryRunCommand(const Config& cfg_in, uint64_t max_ops, std::FILE* out) {
     std::optional<Operation> op = schedule->Next(state);
     if (!op)
       break;
-    std::fprintf(out, "%8" PRIu64 "  %-7s  %5d  %13d%s%s\n", i,
-                 std::string(DirectionName(op->dir)).c_str(), op->cpu, state.count,
+    // An smt/control write moves every thread its mode does: as if it took.
+    const std::string cpu = op->smt_mode ? "smt/control " + *op->smt_mode : std::to_string(op->cpu);
+    std::fprintf(out, "%8" PRIu64 "  %-7s  %5s  %13d%s%s\n", i,
+                 std::string(DirectionName(op->dir)).c_str(), cpu.c_str(), state.count,
                  op->setup ? "  set-up" : "",
                  op->group ? ("  switch " + std::to_string(op->group)).c_str() : "");
-    state.Set(op->cpu, op->dir == Direction::kOnline);  // as if every write succeeds
+    if (op->smt_mode && op->expect_online)
+      for (size_t c = 0; c < state.online.size(); ++c)
+        state.Set(static_cast<int>(c), (*op->expect_online)[c] != 0);
+    else
+      state.Set(op->cpu, op->dir == Direction::kOnline);  // as if every write succeeds
   }
   if (i == max_ops)
     std::fprintf(out, "... (--dry-run N shows more)\n");

@@ -119,13 +119,15 @@ bool RestoreStale(StateDir* dir, const std::string& sysfs_root, CpuControl* ctl,
       return false;
     }
   }
-  RestoreResult r = RestoreMask(ctl, saved.controlled, saved.online_at_start);
+  RestoreResult r = RestoreMask(ctl, saved.controlled, saved.online_at_start, saved.smt_control);
   if (!r.ok) {
     *err = path + ": restore failed: " + r.failures.front();
     return false;
   }
-  std::fprintf(out, "restored online mask %s from %s (%d writes)\n",
-               FormatCpuList(saved.online_at_start).c_str(), path.c_str(), r.writes);
+  std::fprintf(out, "restored online mask %s%s from %s (%d writes)\n",
+               FormatCpuList(saved.online_at_start).c_str(),
+               saved.smt_control.empty() ? "" : (", smt/control " + saved.smt_control).c_str(),
+               path.c_str(), r.writes);
   return dir->Remove(err);
 }
 

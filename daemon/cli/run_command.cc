@@ -62,6 +62,7 @@ struct RunPlan {
   OpLog oplog;
   std::unique_ptr<RunStats> stats;
   std::unique_ptr<SmtSwitchStats> smt_stats;  // the smt pattern's switch table
+  std::string smt_control_at_start;           // the smt pattern: smt/control, restored
   std::string started_at;
   // Last: stopped before anything it calls back into (the session, the
   // backend) is gone.
@@ -139,7 +140,7 @@ int PrepareMachine(const Config& cfg_in, std::FILE* out, RunPlan* p) {
   p->state = StateFrom(p->topo);
   ScheduleParams params{cfg.pattern, p->selected, cfg.min_online, p->seed, cfg.sweep};
   if (cfg.pattern == Pattern::kSmt) {
-    if (!PrepareSmt(cfg, p->topo, p->ctl.get(), &params, &err))
+    if (!PrepareSmt(cfg, p->topo, p->ctl.get(), &params, &p->smt_control_at_start, &err))
       return fail(kExitBadInput, err);
     p->selected = params.cpus;
   }
@@ -279,6 +280,7 @@ class MachineGuard {
     if (p.state_dir && !p.sim) {
       SavedState saved{getpid(), ReadBootId(), now, p.cfg.sysfs_root, p.topo.online, p.selected};
       saved.fail_may_be_armed = p.faults != nullptr;
+      saved.smt_control = p.smt_control_at_start;
       if (!p.state_dir->Write(saved, &err)) {
         spdlog::error("{}", err);
         return kExitBadInput;
@@ -325,7 +327,7 @@ class MachineGuard {
     }
     for (const std::string& e : r_.fail_clear_errors)
       spdlog::error("{}", e);
-    r_.restored = RestoreMask(p.ctl.get(), p.selected, p.topo.online);
+    r_.restored = RestoreMask(p.ctl.get(), p.selected, p.topo.online, p.smt_control_at_start);
     // The state file stays while anything is left to undo: `restore` needs it.
     if (r_.restored.ok && r_.fail_cleared && p.state_dir && !p.sim && !p.state_dir->Remove(&err))
       spdlog::error("{}", err);

@@ -136,6 +136,51 @@ TEST_F(CommandsTest, SmtPatternTimesEachSwitchOnTheSim) {
       << log.str();
 }
 
+// Method "control": one smt/control write per switch, cpu -1, the kernel's
+// moves read back from every online file; the switch table counts the
+// CPUs each write moved, the per-CPU tables stay empty (no one-CPU write),
+// the operation log and the report say which writes were switches, the
+// verdict passes, and fault injection is refused with it.
+TEST_F(CommandsTest, SmtControlMethodWritesSmtControlOnTheSim) {
+  cfg_.backend = "sim";
+  cfg_.sim.cpus = 8;
+  cfg_.sim.threads_per_core = 2;
+  cfg_.pattern = Pattern::kSmt;
+  cfg_.smt.method = "control";
+  cfg_.smt.switches = 6;
+  cfg_.oplog = dir_ + "/ops.jsonl";
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  nlohmann::json r = Report();
+  EXPECT_EQ(r["run"]["stop_reason"], "schedule_complete");
+  EXPECT_EQ(r["totals"]["ops"], 6);
+  EXPECT_EQ(r["totals"]["failed"], 0);
+  EXPECT_EQ(r["directions"]["offline"]["count"], 0);
+  const nlohmann::json& smt = r["smt"];
+  EXPECT_EQ(smt["method"], "control");
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(smt["to"][i]["switches"], 3);
+    EXPECT_EQ(smt["to"][i]["cpus_per_switch_min"], 4);
+    EXPECT_EQ(smt["to"][i]["cpus_changed"], 12);
+  }
+  std::ifstream log(cfg_.oplog);
+  std::string first;
+  std::getline(log, first);
+  const nlohmann::json line = nlohmann::json::parse(first);
+  EXPECT_EQ(line["cpu"], -1);
+  EXPECT_EQ(line["smt_control"], true);
+  EXPECT_EQ(line["cpus_changed"], 4);
+  EXPECT_EQ(line["smt_switch"], 1);
+  EXPECT_NE(Output().find("SMT switches (control method):\n  to off  3 switches"),
+            std::string::npos)
+      << Output();
+  EXPECT_NE(Output().find("none: every write went to smt/control"), std::string::npos);
+  EXPECT_EQ(r["restore"]["ok"], true);
+  EXPECT_EQ(ReportValidates(), 0);
+
+  cfg_.faults.rate = 0.5;
+  EXPECT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitBadInput);
+}
+
 TEST_F(CommandsTest, UnwritableReportDirectoryIsRefusedBeforeAnyOperation) {
   cfg_.report = dir_ + "/missing/dir/report.json";
   cfg_.oplog = dir_ + "/ops.jsonl";

@@ -86,7 +86,7 @@ std::string InputError(const Config& cfg, const std::string& err) {
 }
 
 bool PrepareSmt(const Config& cfg, const Topology& topo, CpuControl* ctl, ScheduleParams* params,
-                std::string* err) {
+                std::string* control_at_start, std::string* err) {
   if (cfg.cpus != "all") {
     *err =
         "/cpus: the smt pattern writes the sibling threads its modes move, not a list; leave "
@@ -119,8 +119,15 @@ bool PrepareSmt(const Config& cfg, const Topology& topo, CpuControl* ctl, Schedu
       params->cpus.push_back(core[t]);
     }
   std::sort(params->cpus.begin(), params->cpus.end());
+  if (cfg.smt.method == "control" && cfg.faults.rate > 0) {
+    *err =
+        "/faults/rate: fault injection arms one CPU's hotplug/fail before its write; smt.method "
+        "\"control\" writes smt/control, no one CPU: use smt.method \"threads\" with faults";
+    return false;
+  }
   params->smt = cfg.smt;
   params->smt_cores = smt.cores;
+  *control_at_start = smt.control;
   return true;
 }
 

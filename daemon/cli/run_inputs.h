@@ -26,11 +26,13 @@ OnlineState StateFrom(const Topology& topo);
 // The smt pattern: the machine's SMT topology (read with every present CPU
 // online), the threads per core each of smt.modes leaves online, and the
 // CPUs it writes (every core's threads but its first) into *params (cpus,
-// smt, smt_cores, smt_threads). False with a one-line *err naming what is at
-// fault: SMT that cannot be switched here, /cpus other than "all", a mode
-// this machine cannot take, a sibling without an online file.
+// smt, smt_cores, smt_threads), smt/control as found into *control_at_start
+// (restored at exit). False with a one-line *err naming what is at fault:
+// SMT that cannot be switched here, /cpus other than "all", a mode this
+// machine cannot take, a sibling without an online file, fault injection
+// with the control method.
 bool PrepareSmt(const Config& cfg, const Topology& topo, CpuControl* ctl, ScheduleParams* params,
-                std::string* err);
+                std::string* control_at_start, std::string* err);
 // An input error found on the machine, as the user can act on it: the key
 // named as given (NameOrigin: "--victim: ..."), and on the sim backend,
 // where the machine is the model, an error about the CPUs, levels, victim

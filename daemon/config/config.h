@@ -32,7 +32,8 @@ struct SmtConfig {
   // the first one to modes[0].
   std::array<std::string, 2> modes = {"off", "on"};
   // "threads": every sibling thread's own online file, core by core, as
-  // ppc64_cpu --smt does.
+  // ppc64_cpu --smt does; "control": the mode written to smt/control, the
+  // kernel moving every thread inside that one write.
   std::string method = "threads";
   uint64_t switches = 100;  // the pattern ends after this many; 0: never
 };

@@ -110,11 +110,11 @@ const Field kSmtFields[] = {
      }},
     {"method",
      [](const Value& v, Config* c) {
-       if (!v.j.is_string() || v.j.get_ref<const std::string&>() != "threads")
+       if (!v.j.is_string() || (v.j != "threads" && v.j != "control"))
          return v.Got(
-             "expected \"threads\" (each sibling's online file, core by core; the "
-             "kernel's own smt/control write is not built yet)");
-       c->smt.method = "threads";
+             "expected \"threads\" (each sibling's online file, core by core) or "
+             "\"control\" (one smt/control write per switch)");
+       c->smt.method = v.j.get<std::string>();
        return true;
      }},
     {"switches",

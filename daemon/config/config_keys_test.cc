@@ -75,9 +75,9 @@ TEST(ConfigErrors, WrongTypes) {
       {R"({"smt": {"modes": ["off", "9"]}})",
        "/smt/modes: expected two different SMT modes, each \"on\", \"off\" or a number of threads "
        "from 1 to 8, like [\"off\", \"on\"], got [\"off\",\"9\"]"},
-      {R"({"smt": {"method": "control"}})",
-       "/smt/method: expected \"threads\" (each sibling's online file, core by core; the kernel's "
-       "own smt/control write is not built yet), got \"control\""},
+      {R"({"smt": {"method": "ppc64_cpu"}})",
+       "/smt/method: expected \"threads\" (each sibling's online file, core by core) or "
+       "\"control\" (one smt/control write per switch), got \"ppc64_cpu\""},
       {R"({"sweep": [1]})", "/sweep: expected a JSON object, got [1]"},
       {R"({"sim": null})", "/sim: expected a JSON object, got null"},
       {R"({"sweep": {"levels": 8}})",

@@ -219,6 +219,11 @@ bool StateDir::Read(SavedState* s, std::string* err) const {
   if (armed != j.end() && !armed->is_boolean())
     return bad("\"fail_may_be_armed\" is not a boolean");
   r.fail_may_be_armed = armed != j.end() && armed->get<bool>();
+  auto smt = j.find("smt_control");
+  if (smt != j.end() && (!smt->is_string() || smt->get_ref<const std::string&>().size() > 16))
+    return bad("\"smt_control\" is not an SMT mode");
+  if (smt != j.end())
+    r.smt_control = smt->get<std::string>();
   *s = std::move(r);
   return true;
 }
@@ -231,6 +236,8 @@ bool StateDir::Write(const SavedState& s, std::string* err) const {
                       {"online_at_start", FormatCpuList(s.online_at_start)},
                       {"controlled", FormatCpuList(s.controlled)},
                       {"fail_may_be_armed", s.fail_may_be_armed}};
+  if (!s.smt_control.empty())
+    j["smt_control"] = s.smt_control;
   return WriteFileAtomic(state_path(), DumpJson(j, 2) + "\n", err);
 }
 
@@ -247,8 +254,17 @@ nlohmann::json RestoreResult::ToJson(const std::vector<int>& mask) const {
 }
 
 RestoreResult RestoreMask(CpuControl* ctl, const std::vector<int>& controlled,
-                          const std::vector<int>& mask) {
+                          const std::vector<int>& mask, const std::string& smt_control) {
   RestoreResult r;
+  std::string now, err;
+  if (!smt_control.empty() &&
+      (ctl->ReadSmtFile("control", &now, &err) != 0 || now != smt_control)) {
+    ++r.writes;
+    if (const int e = ctl->WriteSmtControl(smt_control); e != 0) {
+      r.ok = false;
+      r.failures.push_back("smt/control \"" + smt_control + "\": " + ErrnoName(e));
+    }
+  }
   for (bool want_online : {true, false}) {
     for (int cpu : controlled) {
       if (std::binary_search(mask.begin(), mask.end(), cpu) != want_online)

@@ -25,6 +25,9 @@ struct SavedState {
   // restore clears it on every controlled CPU (only then: without it restore
   // never writes hotplug/fail).
   bool fail_may_be_armed = false;
+  // The smt pattern: smt/control at start ("on", "off", "4"; empty for any
+  // other pattern, whose restore never writes smt/control).
+  std::string smt_control{};
 };
 
 class StateDir {
@@ -58,9 +61,11 @@ struct RestoreResult {
 };
 
 // Brings every CPU in `controlled` to its state in `mask`: onlines first, then
-// offlines, retrying transient EBUSY/EAGAIN for up to ~5 s per CPU.
+// offlines, retrying transient EBUSY/EAGAIN for up to ~5 s per CPU. A
+// non-empty `smt_control` is written to smt/control first when it reads
+// otherwise: a sibling thread refuses online while the mode excludes it.
 RestoreResult RestoreMask(CpuControl* ctl, const std::vector<int>& controlled,
-                          const std::vector<int>& mask);
+                          const std::vector<int>& mask, const std::string& smt_control = {});
 
 std::string ReadBootId();
 

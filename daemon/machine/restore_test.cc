@@ -42,6 +42,11 @@ TEST(RestoreTest, StateFileRoundTrip) {
   EXPECT_EQ(r.controlled, (std::vector<int>{1, 2, 3}));
   EXPECT_EQ(r.sysfs_root, "/sys/devices/system/cpu");
   EXPECT_EQ(r.boot_id, "8f4c1f52-3b0e-4c5a-9d55-2f0c1a2b3c4d");
+  EXPECT_EQ(r.smt_control, "");
+  s.smt_control = "4";
+  ASSERT_TRUE(dir.Write(s, &err)) << err;
+  ASSERT_TRUE(dir.Read(&r, &err)) << err;
+  EXPECT_EQ(r.smt_control, "4");
   ASSERT_TRUE(dir.Remove(&err));
   EXPECT_FALSE(dir.HasState());
   std::filesystem::remove_all(d);
@@ -151,6 +156,34 @@ TEST(RestoreTest, RestoresExactlyTheMask) {
   EXPECT_EQ(fs.Online(1), '1');
   EXPECT_EQ(fs.Online(2), '1');
   EXPECT_EQ(fs.Online(3), '0');
+}
+
+// The smt pattern's control method left smt/control "off": the mode goes
+// back first (a sibling refuses online while "off" excludes it), then the
+// mask, which may keep a sibling offline that "on" brought back.
+TEST(RestoreTest, PutsTheSmtModeBackBeforeTheMask) {
+  SimConfig c;
+  c.cpus = 8;
+  c.threads_per_core = 2;
+  SimCpuControl sim(c, 1);
+  ASSERT_EQ(sim.WriteSmtControl("off"), 0);
+  EXPECT_EQ(sim.ReadOnline(1, nullptr), 0);
+  EXPECT_EQ(sim.WriteOnline(1, true), EPERM);
+  // At start: smt/control "on", every CPU online but cpu7.
+  RestoreResult r = RestoreMask(&sim, {1, 3, 5, 7}, {0, 1, 2, 3, 4, 5, 6}, "on");
+  EXPECT_TRUE(r.ok) << (r.failures.empty() ? "" : r.failures[0]);
+  std::string mode, err;
+  ASSERT_EQ(sim.ReadSmtFile("control", &mode, &err), 0);
+  EXPECT_EQ(mode, "on");
+  for (int cpu = 1; cpu < 7; ++cpu)
+    EXPECT_EQ(sim.ReadOnline(cpu, nullptr), 1) << cpu;
+  EXPECT_EQ(sim.ReadOnline(7, nullptr), 0);
+  // Without the mode, the siblings stay refused.
+  ASSERT_EQ(sim.WriteSmtControl("off"), 0);
+  r = RestoreMask(&sim, {1, 3, 5, 7}, {0, 1, 2, 3, 4, 5, 6});
+  EXPECT_FALSE(r.ok);
+  ASSERT_FALSE(r.failures.empty());
+  EXPECT_EQ(r.failures[0], "cpu1 online: EPERM");
 }
 
 TEST(RestoreTest, RetriesTransientBusyAndReportsHardFailures) {

@@ -309,6 +309,7 @@ std::string FormatHtml(const json& report, const ReportOptions& opts) {
   for (const char* d : kDirs)
     out += LatencyVsOnline(report, d, opts);
   out += LevelTable(report);
+  out += html::SmtSwitches(report);
   out += "<h2>Latency histograms</h2>\n";
   for (const char* d : kDirs)
     out += LatencyHistogram(report, d);

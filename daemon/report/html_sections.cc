@@ -348,6 +348,28 @@ std::string BucketLabel(const std::string& b) {
 
 }  // namespace
 
+std::string SmtSwitches(const json& report) {
+  const json& smt = Get(report, "smt");
+  if (!Get(smt, "to").is_array())
+    return "";
+  std::string out =
+      "<h2>SMT switches (" + Esc(Str(smt, "method", "?")) +
+      " method)</h2>\n<table><tr><th>to mode</th><th>switches</th><th>p50 (ms)</th><th>p99 "
+      "(ms)</th><th>max (ms)</th><th>CPUs each</th><th>failed writes</th></tr>\n";
+  for (const json& m : smt["to"])
+    out += Fmt(
+        "<tr><td>%s</td><td>%" PRIu64 "</td><td>%.3f</td><td>%.3f</td><td>%.3f</td><td>%" PRIu64
+        "-%" PRIu64 "</td><td>%" PRIu64 "</td></tr>\n",
+        Esc(Str(m, "mode", "?")).c_str(), U64(m, "switches"),
+        static_cast<double>(U64(m, "p50_ns")) / 1e6, static_cast<double>(U64(m, "p99_ns")) / 1e6,
+        static_cast<double>(U64(m, "max_ns")) / 1e6, U64(m, "cpus_per_switch_min"),
+        U64(m, "cpus_per_switch_max"), U64(m, "failed_writes"));
+  out += "</table>\n";
+  if (const uint64_t n = U64(smt, "incomplete"))
+    out += Fmt("<p class=\"meta\">%" PRIu64 " switch cut short by the stop (not timed).</p>\n", n);
+  return out;
+}
+
 std::string Disturbance(const json& report) {
   const json& d = Path(report, {"timing_sources", "disturbance"});
   if (Str(d, "status") != "ok")

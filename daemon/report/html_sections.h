@@ -40,5 +40,7 @@ std::string KmodPhases(const nlohmann::json& report, const char* source = "kmod"
 std::string TimelineSection(const nlohmann::json& report);
 // Disturbance p50/p99/p99.9/max per bucket, against the baseline.
 std::string Disturbance(const nlohmann::json& report);
+// The smt pattern's switch table ("" for any other pattern), with its heading.
+std::string SmtSwitches(const nlohmann::json& report);
 
 }  // namespace cpuhp::html

@@ -66,7 +66,9 @@ std::string DirectionTable(const json& report, const char* dir) {
   // shows as 8 for offline and 7 for online (the victim is offline then).
   std::string out = std::string("\n") + dir + " latency (ms), by online CPUs before the write\n";
   if (U64(total, "count") == 0)
-    return out + "  no successful operations\n";
+    return out + (Str(Get(report, "smt"), "method") == "control"
+                      ? "  none: every write went to smt/control (the switches below)\n"
+                      : "  no successful operations\n");
   out += Row("online before", "ops", "mean", "stddev", "p50", "p99", "max");
   std::vector<json> levels;
   auto it = Section(report, "per_online_count").find(dir);
@@ -218,6 +220,12 @@ nlohmann::json OpRecordToJson(const OpRecord& rec) {
     j["error"] = ErrnoName(rec.err);
   if (rec.setup)
     j["setup"] = true;
+  if (rec.group)
+    j["smt_switch"] = rec.group;
+  if (rec.smt_control) {
+    j["smt_control"] = true;
+    j["cpus_changed"] = rec.cpus_changed;
+  }
   return j;
 }
 

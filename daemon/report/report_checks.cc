@@ -64,7 +64,10 @@ ReportCheck RunCompletedCheck(const json& report) {
   const std::string reason = reason_json.is_string() ? reason_json.get<std::string>() : "";
   std::vector<std::string> targets;
   const std::string pattern = Str(cfg, "pattern");
-  if (pattern == "sweep" || pattern == "fault_sweep")
+  // The smt pattern ends after smt.switches switches (0: never).
+  const json& smt_switches = Get(Get(cfg, "smt"), "switches");
+  if (pattern == "sweep" || pattern == "fault_sweep" ||
+      (pattern == "smt" && smt_switches.is_number_unsigned() && smt_switches.get<uint64_t>() > 0))
     targets.push_back("schedule_complete");
   const RunTargets aimed = ResolvedTargets(cfg);
   if (aimed.iterations > 0)
@@ -390,6 +393,26 @@ std::vector<ReportCheck> ReportChecks(const json& report, const ReportOptions& o
                                          : "no restore result (interim report?)";
   checks.push_back(restored);
 
+  // The smt pattern's switches, by the mode switched to: measured, so that
+  // JUnit, KCIDB and LAVA carry the switch times too.
+  const json& smt = Get(report, "smt");
+  if (Get(smt, "to").is_array())
+    for (const json& m : smt["to"]) {
+      if (U64(m, "switches") == 0)
+        continue;
+      for (const char* stat : {"p50", "max"}) {
+        ReportCheck c;
+        c.name = "smt_to_" + Str(m, "mode", "?") + "_" + stat;
+        c.Measured(static_cast<double>(U64(m, (std::string(stat) + "_ns").c_str())) / 1e6, "ms");
+        c.is_verdict = false;
+        c.message = Fmt("SMT switch to %s, %s: %.3f ms over %" PRIu64 " switches of %" PRIu64
+                        "-%" PRIu64 " CPUs (%s method)",
+                        Str(m, "mode", "?").c_str(), stat, c.value, U64(m, "switches"),
+                        U64(m, "cpus_per_switch_min"), U64(m, "cpus_per_switch_max"),
+                        Str(smt, "method", "?").c_str());
+        checks.push_back(c);
+      }
+    }
   for (const char* dir : kDirs) {
     const json& s = Get(Get(report, "directions"), dir);
     if (U64(s, "count") == 0)

@@ -215,6 +215,22 @@ std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
       row(std::to_string(U64(*l, "online_cpus")), *l);
     row("**all**", all);
   }
+  const json& smt = Get(report, "smt");
+  if (Get(smt, "to").is_array()) {
+    out += "\n### SMT switches (" + MarkdownText(Str(smt, "method", "?")) +
+           " method, ms)\n\n| to mode | switches | p50 | p99 | max | CPUs each | failed writes "
+           "|\n|---|---:|---:|---:|---:|---:|---:|\n";
+    for (const json& m : smt["to"])
+      out += "| " + MarkdownText(Str(m, "mode", "?")) + " | " + std::to_string(U64(m, "switches")) +
+             " | " +
+             Fmt("%.3f | %.3f | %.3f", static_cast<double>(U64(m, "p50_ns")) / 1e6,
+                 static_cast<double>(U64(m, "p99_ns")) / 1e6,
+                 static_cast<double>(U64(m, "max_ns")) / 1e6) +
+             Fmt(" | %" PRIu64 "-%" PRIu64 " | %" PRIu64 " |\n", U64(m, "cpus_per_switch_min"),
+                 U64(m, "cpus_per_switch_max"), U64(m, "failed_writes"));
+    if (const uint64_t n = U64(smt, "incomplete"))
+      out += Fmt("\n%" PRIu64 " switch cut short by the stop (not timed).\n", n);
+  }
   // The checks as a list: a table row cannot wrap, a list item can.
   out += "\n### checks\n\n";
   for (const ReportCheck& c : ReportChecks(report, opts))

@@ -75,9 +75,15 @@ int FormatLine(const OpRecord& r, bool simulated, char* out, size_t size) {
   if (r.err != 0)
     n += snprintf(out + n, size - static_cast<size_t>(n), ",\"error\":\"%s\"",
                   ErrnoName(r.err).c_str());
-  n += snprintf(out + n, size - static_cast<size_t>(n),
-                ",\"online_before\":%d,\"readback_ok\":%s%s%s}\n", r.online_before,
-                r.readback_ok ? "true" : "false", r.setup ? ",\"setup\":true" : "",
+  n +=
+      snprintf(out + n, size - static_cast<size_t>(n), ",\"online_before\":%d,\"readback_ok\":%s%s",
+               r.online_before, r.readback_ok ? "true" : "false", r.setup ? ",\"setup\":true" : "");
+  if (r.group)
+    n += snprintf(out + n, size - static_cast<size_t>(n), ",\"smt_switch\":%" PRIu64, r.group);
+  if (r.smt_control)
+    n += snprintf(out + n, size - static_cast<size_t>(n),
+                  ",\"smt_control\":true,\"cpus_changed\":%d", r.cpus_changed);
+  n += snprintf(out + n, size - static_cast<size_t>(n), "%s}\n",
                 simulated ? ",\"simulated\":true" : "");
   return n;
 }
@@ -114,7 +120,7 @@ bool OpLog::Open(const std::string& path, std::string* err) {
 }
 
 bool OpLog::Append(const OpRecord& rec, std::string* err) {
-  char line[320];
+  char line[384];
   int n = FormatLine(rec, simulated_, line, sizeof(line));
   if (std::fwrite(line, 1, static_cast<size_t>(n), f_) != static_cast<size_t>(n)) {
     *err = path_ + ": write: " + strerror(errno);
@@ -235,7 +241,7 @@ bool OpLog::Close(std::string* err) {
 }
 
 std::string OpLog::Format(const OpRecord& rec, bool simulated) {
-  char line[320];
+  char line[384];
   int n = FormatLine(rec, simulated, line, sizeof(line));
   return std::string(line, static_cast<size_t>(n - 1));
 }

@@ -30,7 +30,7 @@ bool Runner::SourceWantsStop(RunOutcome* out) {
 }
 
 bool Runner::CpuLost(const OpRecord& rec, bool now_online, RunOutcome* out) {
-  if (!limits_.lost_cpu_after || rec.dir != Direction::kOnline)
+  if (!limits_.lost_cpu_after || rec.dir != Direction::kOnline || rec.smt_control)
     return false;
   uint32_t& n = failed_onlines_[static_cast<size_t>(rec.cpu)];
   n = now_online ? 0 : n + 1;
@@ -44,10 +44,55 @@ bool Runner::CpuLost(const OpRecord& rec, bool now_online, RunOutcome* out) {
   return true;
 }
 
+void Runner::WriteOnline(const Operation& op, OpRecord* rec) {
+  Clock* clock = ctl_->clock();
+  const bool want_online = op.dir == Direction::kOnline;
+  rec->start_ns = clock->NowNs();
+  rec->err = ctl_->WriteOnline(op.cpu, want_online);
+  rec->duration_ns = clock->NowNs() - rec->start_ns;
+
+  // The file must read back the new value after a successful write and the
+  // old one after a failed write; what it reads is the truth from here on.
+  const bool was_online = state_.IsOnline(op.cpu);
+  const bool expected = rec->err == 0 ? want_online : was_online;
+  std::string err;
+  const int now_online = ctl_->ReadOnline(op.cpu, &err);
+  rec->readback_ok = now_online == static_cast<int>(expected);
+  state_.Set(op.cpu, now_online >= 0 ? now_online == 1 : expected);
+  rec->cpus_changed = state_.IsOnline(op.cpu) != was_online;
+}
+
+void Runner::WriteSmtControl(const Operation& op, OpRecord* rec) {
+  Clock* clock = ctl_->clock();
+  rec->start_ns = clock->NowNs();
+  rec->err = ctl_->WriteSmtControl(*op.smt_mode);
+  rec->duration_ns = clock->NowNs() - rec->start_ns;
+
+  // The kernel moved any number of CPUs (some, on a failed write: it stops
+  // at the first CPU that refuses): every online file is read again, and
+  // the mask must be the one the mode implies after a successful write.
+  rec->readback_ok = true;
+  std::string err;
+  for (size_t cpu = 0; cpu < state_.online.size(); ++cpu) {
+    const int c = static_cast<int>(cpu);
+    if (!ctl_->HasOnlineFile(c))
+      continue;
+    const bool was_online = state_.IsOnline(c);
+    const int now_online = ctl_->ReadOnline(c, &err);
+    if (now_online < 0) {
+      rec->readback_ok = false;
+      continue;
+    }
+    state_.Set(c, now_online == 1);
+    rec->cpus_changed += state_.IsOnline(c) != was_online;
+  }
+  if (rec->err == 0 && op.expect_online && op.expect_online->size() == state_.online.size())
+    rec->readback_ok = rec->readback_ok && *op.expect_online == state_.online;
+}
+
 RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<void()>& tick) {
   RunOutcome out;
   Clock* wall = MonotonicClock();
-  Clock* clock = ctl_->clock();
   const uint64_t started_ns = wall->NowNs();
   started_ns_ = started_ns;
   running_ = true;
@@ -92,13 +137,13 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       break;
     }
 
-    const bool want_online = op->dir == Direction::kOnline;
     OpRecord rec;
     rec.index = index;
     rec.cpu = op->cpu;
     rec.dir = op->dir;
     rec.setup = op->setup;
     rec.group = op->group;
+    rec.smt_control = op->smt_mode != nullptr;
     rec.online_before = state_.count;
     for (TimingSource* s : sources_)
       s->OpBegin(*op, index);
@@ -106,16 +151,10 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
     // and the readback for the stuck-call watchdog; this says which op.
     if (in_flight_)
       in_flight_->index.store(index, std::memory_order_relaxed);
-    rec.start_ns = clock->NowNs();
-    rec.err = ctl_->WriteOnline(op->cpu, want_online);
-    rec.duration_ns = clock->NowNs() - rec.start_ns;
-
-    // The file must read back the new value after a successful write and the
-    // old one after a failed write; what it reads is the truth from here on.
-    const bool expected = rec.err == 0 ? want_online : state_.IsOnline(op->cpu);
-    const int now_online = ctl_->ReadOnline(op->cpu, &err);
-    rec.readback_ok = now_online == static_cast<int>(expected);
-    state_.Set(op->cpu, now_online >= 0 ? now_online == 1 : expected);
+    if (rec.smt_control)
+      WriteSmtControl(*op, &rec);
+    else
+      WriteOnline(*op, &rec);
 
     for (auto it = sources_.rbegin(); it != sources_.rend(); ++it)
       (*it)->OpEnd(rec);
@@ -145,13 +184,18 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       out.message = err;
       break;
     }
-    if (SourceWantsStop(&out) || CpuLost(rec, state_.IsOnline(op->cpu), &out))
+    if (SourceWantsStop(&out) || (!rec.smt_control && CpuLost(rec, state_.IsOnline(op->cpu), &out)))
       break;
     if (limits_.stop_on_error && (rec.err != 0 || !rec.readback_ok)) {
       out.stop_reason = "error";
-      out.message = "cpu" + std::to_string(rec.cpu) + " " + std::string(DirectionName(rec.dir)) +
-                    (rec.err ? ": write failed: " + std::string(strerror(rec.err))
-                             : ": online file reads back the wrong value");
+      out.message = rec.smt_control
+                        ? "smt/control \"" + *op->smt_mode + "\"" +
+                              (rec.err ? ": write failed: " + std::string(strerror(rec.err))
+                                       : ": the online mask is not the one the mode implies")
+                        : "cpu" + std::to_string(rec.cpu) + " " +
+                              std::string(DirectionName(rec.dir)) +
+                              (rec.err ? ": write failed: " + std::string(strerror(rec.err))
+                                       : ": online file reads back the wrong value");
       break;
     }
     if (limits_.interval_ns) {

@@ -108,6 +108,10 @@ class Runner {
   // Counts consecutive failed onlines of rec.cpu; true (and fills *out) when
   // the CPU is lost (RunLimits::lost_cpu_after).
   bool CpuLost(const OpRecord& rec, bool now_online, RunOutcome* out);
+  // The timed write and its readback, into *rec and state_: one CPU's
+  // online file, or smt/control (Operation::smt_mode) and every online file.
+  void WriteOnline(const Operation& op, OpRecord* rec);
+  void WriteSmtControl(const Operation& op, OpRecord* rec);
 
   CpuControl* ctl_;
   Schedule* schedule_;

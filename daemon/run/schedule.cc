@@ -302,30 +302,14 @@ class Sweep : public Schedule {
 // offline gets none of its siblings back (as cpuhp_smt_enable()). Switches
 // go to smt.modes[0], then [1], and so on; the pattern ends after
 // smt.switches of them (0: never). A write that did not take leaves that
-// CPU out for the rest of its switch: the switch still ends.
+// CPU out for the rest of its switch: the switch still ends. Method
+// "control": one smt/control write per switch (NextControl).
 class SmtSwitch : public Schedule {
  public:
   explicit SmtSwitch(const ScheduleParams& p) : p_(p) {}
 
   std::optional<Operation> Next(const OnlineState& s) override {
-    if (last_.cpu >= 0 && s.IsOnline(last_.cpu) != (last_.dir == Direction::kOnline))
-      given_up_.push_back(last_.cpu);
-    last_ = Operation{};
-    // This switch's next write; none left: the next switch (one that finds
-    // the machine already there, the first one may, has no write).
-    for (int tries = 0; tries < 2; ++tries) {
-      if (done())
-        return std::nullopt;
-      if (std::optional<Operation> op = Step(s)) {
-        op->group = switch_;
-        last_ = *op;
-        return op;
-      }
-      ++switch_;
-      given_up_.clear();
-    }
-    error_ = "smt: neither mode changes any CPU from here (every sibling refused its writes)";
-    return std::nullopt;
+    return p_.smt.method == "control" ? NextControl(s) : NextThreads(s);
   }
 
   nlohmann::json Describe() const override {
@@ -356,13 +340,24 @@ class SmtSwitch : public Schedule {
             {"switch", switch_},
             {"given_up", given_up_},
             {"last_cpu", last_.cpu},
-            {"last_dir", static_cast<int>(last_.dir)}};
+            {"last_dir", static_cast<int>(last_.dir)},
+            {"control_written", last_.smt_mode != nullptr},
+            {"expect", expect_},
+            {"failed_in_a_row", failed_in_a_row_}};
   }
   bool RestoreState(const nlohmann::json& j, std::string* err) override {
     return Restore(j, "smt", err, [&] {
       switch_ = j.at("switch").get<uint64_t>();
       given_up_ = j.at("given_up").get<std::vector<int>>();
       last_ = {j.at("last_cpu").get<int>(), DirFrom(j.at("last_dir"))};
+      // A checkpoint of the threads method before "control" existed has none
+      // of the three.
+      expect_ = j.value("expect", std::vector<uint8_t>{});
+      failed_in_a_row_ = j.value("failed_in_a_row", 0);
+      if (j.value("control_written", false)) {
+        last_.smt_mode = &p_.smt.modes[(switch_ - 1) % 2];
+        last_.expect_online = &expect_;
+      }
       const auto known = [&](int cpu) {
         return std::binary_search(p_.cpus.begin(), p_.cpus.end(), cpu);
       };
@@ -372,6 +367,77 @@ class SmtSwitch : public Schedule {
   }
 
  private:
+  std::optional<Operation> NextThreads(const OnlineState& s) {
+    if (last_.cpu >= 0 && s.IsOnline(last_.cpu) != (last_.dir == Direction::kOnline))
+      given_up_.push_back(last_.cpu);
+    last_ = Operation{};
+    // This switch's next write; none left: the next switch (one that finds
+    // the machine already there, the first one may, has no write).
+    for (int tries = 0; tries < 2; ++tries) {
+      if (done())
+        return std::nullopt;
+      if (std::optional<Operation> op = Step(s)) {
+        op->group = switch_;
+        last_ = *op;
+        return op;
+      }
+      ++switch_;
+      given_up_.clear();
+    }
+    error_ = "smt: neither mode changes any CPU from here (every sibling refused its writes)";
+    return std::nullopt;
+  }
+
+  // Method "control": one write of the switch's mode to smt/control per
+  // switch; the kernel moves the threads inside it. A switch that finds the
+  // machine already where its mode puts it has no write. Three failed
+  // switches in a row stop the pattern: the kernel refuses the mode.
+  std::optional<Operation> NextControl(const OnlineState& s) {
+    if (last_.smt_mode) {
+      failed_in_a_row_ = s.online == expect_ ? 0 : failed_in_a_row_ + 1;
+      if (failed_in_a_row_ >= kMaxFailedSwitches) {
+        error_ = "smt: smt/control \"" + *last_.smt_mode + "\" left the online CPUs at " +
+                 FormatCpuList(OnlineCpus(s)) + " " + std::to_string(failed_in_a_row_) +
+                 " switches in a row, not where the mode puts them";
+        return std::nullopt;
+      }
+      ++switch_;
+    }
+    last_ = Operation{};
+    for (int tries = 0; tries < 2; ++tries, ++switch_) {
+      if (done())
+        return std::nullopt;
+      const size_t m = (switch_ - 1) % 2;
+      expect_ = s.online;
+      for (const std::vector<int>& core : p_.smt_cores)
+        for (size_t t = 1; t < core.size(); ++t)
+          expect_[static_cast<size_t>(core[t])] =
+              s.IsOnline(core.front()) && static_cast<int>(t) < p_.smt_threads[m];
+      if (expect_ == s.online)
+        continue;
+      Operation op;
+      op.cpu = -1;
+      op.dir = p_.smt_threads[m] < p_.smt_threads[1 - m] ? Direction::kOffline : Direction::kOnline;
+      op.group = switch_;
+      op.smt_mode = &p_.smt.modes[m];
+      op.expect_online = &expect_;
+      last_ = op;
+      return op;
+    }
+    error_ = "smt: neither mode changes any CPU from here";
+    return std::nullopt;
+  }
+
+  static std::vector<int> OnlineCpus(const OnlineState& s) {
+    std::vector<int> cpus;
+    for (size_t i = 0; i < s.online.size(); ++i)
+      if (s.online[i])
+        cpus.push_back(static_cast<int>(i));
+    return cpus;
+  }
+
+  static constexpr int kMaxFailedSwitches = 3;
+
   std::optional<Operation> Step(const OnlineState& s) const {
     const int threads = p_.smt_threads[(switch_ - 1) % 2];
     for (const std::vector<int>& core : p_.smt_cores) {
@@ -393,6 +459,10 @@ class SmtSwitch : public Schedule {
   uint64_t switch_ = 1;
   std::vector<int> given_up_;
   Operation last_;
+  // Method "control": the mask the switch in progress must leave, and its
+  // failed switches in a row (the kernel refusing the mode).
+  std::vector<uint8_t> expect_;
+  int failed_in_a_row_ = 0;
 };
 
 int FixedOnline(const ScheduleParams& p, const OnlineState& s) {

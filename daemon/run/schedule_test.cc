@@ -309,6 +309,78 @@ TEST(ScheduleTest, SmtRefusesModesThatMoveNothing) {
             "nothing to switch");
 }
 
+// Method "control": one smt/control write per switch, with the mask the mode
+// implies; a switch that finds the machine there has none; three switches
+// in a row that leave the mask elsewhere stop the pattern; the position
+// (a write done, its mask) survives a checkpoint.
+TEST(ScheduleTest, SmtControlWritesTheModeOncePerSwitch) {
+  OnlineState s = AllOnline(8);
+  ScheduleParams p = SmtParams(3);
+  p.smt.method = "control";
+  std::string err;
+  auto sched = NewSchedule(p, s, &err);
+  ASSERT_TRUE(sched) << err;
+  std::string seq;
+  while (std::optional<Operation> op = sched->Next(s)) {
+    ASSERT_TRUE(op->smt_mode && op->expect_online);
+    EXPECT_EQ(op->cpu, -1);
+    seq += std::string(DirectionName(op->dir)) + " " + *op->smt_mode + " " +
+           std::to_string(op->group) + "; ";
+    for (size_t c = 0; c < s.online.size(); ++c)
+      s.Set(static_cast<int>(c), (*op->expect_online)[c] != 0);
+    seq += std::to_string(s.count) + " online; ";
+  }
+  EXPECT_EQ(sched->error(), "");
+  EXPECT_EQ(seq, "offline off 1; 4 online; online on 2; 8 online; offline off 3; 4 online; ");
+
+  // Already "off": the first switch has no write.
+  OnlineState off = AllOnline(8);
+  for (int c = 4; c < 8; ++c)
+    off.Set(c, false);
+  auto from_off = NewSchedule(p, off, &err);
+  std::optional<Operation> op = from_off->Next(off);
+  ASSERT_TRUE(op);
+  EXPECT_EQ(op->group, 2u);
+  EXPECT_EQ(*op->smt_mode, "on");
+  // A core whose first thread is down keeps its sibling down.
+  off.Set(1, false);
+  auto core_down = NewSchedule(p, off, &err);
+  op = core_down->Next(off);
+  ASSERT_TRUE(op);
+  EXPECT_EQ((*op->expect_online)[5], 0);
+  EXPECT_EQ((*op->expect_online)[4], 1);
+
+  // The kernel refuses the mode: nothing moves, three switches, then a stop.
+  OnlineState stuck = AllOnline(8);
+  auto refused = NewSchedule(SmtParams(0), stuck, &err);
+  ScheduleParams pc = SmtParams(0);
+  pc.smt.method = "control";
+  refused = NewSchedule(pc, stuck, &err);
+  int writes = 0;
+  while (refused->Next(stuck))
+    ++writes;
+  EXPECT_EQ(writes, 3);
+  EXPECT_EQ(refused->error(),
+            "smt: smt/control \"off\" left the online CPUs at 0-7 3 switches in a row, not "
+            "where the mode puts them");
+
+  // Checkpointed after a write: the resumed schedule judges that write.
+  OnlineState r = AllOnline(8);
+  auto first = NewSchedule(pc, r, &err);
+  ASSERT_TRUE(first->Next(r));
+  const nlohmann::json saved = first->SaveState();
+  EXPECT_EQ(saved["control_written"], true);
+  auto resumed = NewSchedule(pc, r, &err);
+  ASSERT_TRUE(resumed->RestoreState(saved, &err)) << err;
+  EXPECT_EQ(resumed->SaveState(), saved);
+  for (int c = 4; c < 8; ++c)
+    r.Set(c, false);  // the write took
+  op = resumed->Next(r);
+  ASSERT_TRUE(op);
+  EXPECT_EQ(op->group, 2u);
+  EXPECT_EQ(resumed->SaveState()["failed_in_a_row"], 0);
+}
+
 TEST(RngTest, AllZeroStateIsRefused) {
   Rng rng(1);
   const auto before = rng.state();

@@ -38,6 +38,9 @@ OpRecord OpRecordFromJson(const json& j) {
   r.online_before = j.at("online_before").get<int>();
   r.readback_ok = j.at("readback_ok").get<bool>();
   r.setup = j.value("setup", false);
+  r.group = j.value("smt_switch", uint64_t{0});
+  r.smt_control = j.value("smt_control", false);
+  r.cpus_changed = j.value("cpus_changed", 0);
   return r;
 }
 

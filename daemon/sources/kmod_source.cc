@@ -134,7 +134,9 @@ void KmodJoiner::Join(const OpRecord& op, const std::vector<cpuhp_probe_record>&
     // Joined by where it starts; ending after the write returned would break
     // nesting and is counted, not hidden.
     const bool in_window = r.start_ns >= op.start_ns && r.start_ns <= op_end;
-    const bool cpu_ok = r.target_cpu == op.cpu || (r.flags & CPUHP_PROBE_REC_ARG_UNSURE);
+    // An smt/control write moves many CPUs: each phase of each of them.
+    const bool cpu_ok =
+        op.smt_control || r.target_cpu == op.cpu || (r.flags & CPUHP_PROBE_REC_ARG_UNSURE);
     if (!known || dir != op.dir || !in_window || !cpu_ok) {
       ++unjoined_;
       continue;
@@ -151,7 +153,10 @@ void KmodJoiner::Join(const OpRecord& op, const std::vector<cpuhp_probe_record>&
       part.failed |= r.retval != 0;
       part.late |= late;
     }
-    phases_of_op[KmodProbeName(r.probe_id)] = r.duration_ns;
+    // Per operation, a phase's time summed over its hits (one per CPU the
+    // write moved: one, or every thread of an smt/control switch).
+    json& sum = phases_of_op[KmodProbeName(r.probe_id)];
+    sum = (sum.is_null() ? 0 : sum.get<uint64_t>()) + r.duration_ns;
   }
   if (kick.seen && bringup_ap.seen) {
     const uint64_t sum_ns = kick.ns + bringup_ap.ns;

@@ -72,7 +72,8 @@ void TraceJoiner::EndOperation(const OpRecord& rec) {
 
 // One pass over the pending steps for the whole batch: a step belongs to the
 // first operation (in write order) whose write ended at or after the step
-// began, when the step is of that operation's CPU and began inside its
+// began, when the step is of that operation's CPU (any CPU for an
+// smt/control write) and began inside its
 // window; a step that began after the last write stays pending; any other is
 // outside every operation. The same assignment as ending the operations one
 // by one, which walked every pending step once per operation: a drain of N
@@ -102,7 +103,9 @@ void TraceJoiner::EndOperations(const std::vector<OpRecord>& batch) {
     if (k < batch.size()) {
       const OpRecord& rec = batch[k];
       const uint64_t w0 = rec.start_ns - rec.start_ns % resolution_ns_;
-      if (s.cpu != rec.cpu || s.begin_ns < w0 || s.begin_ns > rec.start_ns + rec.duration_ns)
+      // An smt/control write's steps are those of every CPU it moved.
+      if ((s.cpu != rec.cpu && !rec.smt_control) || s.begin_ns < w0 ||
+          s.begin_ns > rec.start_ns + rec.duration_ns)
         k = kOutside;
     }
     owner_[i] = k;

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace cpuhp {
 
@@ -26,6 +28,12 @@ struct Operation {
   // switches go to smt.modes[0], even ones to modes[1]); 0 for every other
   // pattern.
   uint64_t group = 0;
+  // The smt pattern, method "control": instead of one CPU's online file,
+  // write this mode to smt/control (cpu is -1); the kernel moves every
+  // sibling thread inside that one write. After it the online mask must
+  // read `expect_online` (indexed by CPU). Both owned by the schedule.
+  const std::string* smt_mode = nullptr;
+  const std::vector<uint8_t>* expect_online = nullptr;
 };
 
 // What happened. Times are CLOCK_MONOTONIC nanoseconds (or the simulated
@@ -41,6 +49,11 @@ struct OpRecord {
   bool readback_ok = true;   // the online file reads back what we expect
   bool setup = false;        // Operation::setup: not a measurement
   uint64_t group = 0;        // Operation::group
+  // An smt/control write (Operation::smt_mode; cpu is -1): readback_ok says
+  // the online mask read back what the mode implies, cpus_changed how many
+  // CPUs it moved. A one-CPU write changes 0 or 1.
+  bool smt_control = false;
+  int cpus_changed = 0;
 };
 
 }  // namespace cpuhp

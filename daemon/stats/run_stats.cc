@@ -138,17 +138,23 @@ void RunStats::Add(const OpRecord& rec) {
   ops_by_dir_[d]++;
   if (!rec.readback_ok) {
     readback_mismatches_++;
-    readback_by_cpu_[rec.cpu]++;
+    if (!rec.smt_control)
+      readback_by_cpu_[rec.cpu]++;
   }
   setup_ops_ += rec.setup;
+  smt_control_ops_ += rec.smt_control;
   if (rec.err != 0) {
     failed_ops_++;
     setup_failed_ops_ += rec.setup;
-    errors_by_cpu_[{rec.cpu, rec.err}]++;
+    smt_control_failed_ops_ += rec.smt_control;
+    errors_by_cpu_[{rec.cpu, rec.err}]++;  // cpu -1: an smt/control write
     failed_by_cpu_dir_[{rec.cpu, d}]++;
     return;
   }
-  if (rec.setup)
+  // A switch of many CPUs is no one CPU's write: it has its own table
+  // (smt_switches.h), not the per-direction, per-online-count or per-CPU
+  // latency tables.
+  if (rec.setup || rec.smt_control)
     return;
   by_dir_[d].Record(rec.duration_ns);
   by_online_[d][rec.online_before].Record(rec.duration_ns);
@@ -193,6 +199,8 @@ void RunStats::Merge(const RunStats& other) {
   readback_mismatches_ += other.readback_mismatches_;
   setup_ops_ += other.setup_ops_;
   setup_failed_ops_ += other.setup_failed_ops_;
+  smt_control_ops_ += other.smt_control_ops_;
+  smt_control_failed_ops_ += other.smt_control_failed_ops_;
   for (int d = 0; d < kDirections; d++) {
     ops_by_dir_[d] += other.ops_by_dir_[d];
     by_dir_[d].Merge(other.by_dir_[d]);
@@ -322,19 +330,24 @@ json RunStats::StateToJson() const {
     failed_by_dir.push_back(
         {{"cpu", key.first}, {"direction", kDirNames[key.second]}, {"count", count}});
   }
-  return json{{"ops", ops_},
-              {"failed_ops", failed_ops_},
-              {"readback_mismatches", readback_mismatches_},
-              {"setup_ops", setup_ops_},
-              {"setup_failed_ops", setup_failed_ops_},
-              {"ops_by_direction", std::move(ops_by_dir)},
-              {"by_direction", std::move(by_dir)},
-              {"by_online_count", std::move(by_online)},
-              {"by_cpu", std::move(by_cpu)},
-              {"errors_by_cpu", std::move(errors)},
-              {"readback_by_cpu", std::move(readback)},
-              {"failed_by_cpu_direction", std::move(failed_by_dir)},
-              {"timeline", timeline_.StateToJson()}};
+  json out{{"ops", ops_},
+           {"failed_ops", failed_ops_},
+           {"readback_mismatches", readback_mismatches_},
+           {"setup_ops", setup_ops_},
+           {"setup_failed_ops", setup_failed_ops_},
+           {"smt_control_ops", smt_control_ops_},
+           {"smt_control_failed_ops", smt_control_failed_ops_},
+           {"ops_by_direction", std::move(ops_by_dir)},
+           {"by_direction", std::move(by_dir)},
+           {"by_online_count", std::move(by_online)},
+           {"by_cpu", std::move(by_cpu)},
+           {"errors_by_cpu", std::move(errors)},
+           {"readback_by_cpu", std::move(readback)},
+           {"failed_by_cpu_direction", std::move(failed_by_dir)},
+           {"timeline", timeline_.StateToJson()}};
+  if (smt_)
+    out["smt"] = smt_->StateToJson();
+  return out;
 }
 
 bool RunStats::StateFromJson(const json& j, std::string* err) {
@@ -419,8 +432,22 @@ bool RunStats::StateFromJson(const json& j, std::string* err) {
       s.setup_failed_ops_ > s.failed_ops_) {
     return fail("setup_ops: more set-up writes than operations or failures");
   }
+  // Optional: checkpoints written before the smt pattern's control method.
+  if ((j.contains("smt_control_ops") &&
+       !ReadU64Field(j, "", "smt_control_ops", &s.smt_control_ops_, &msg)) ||
+      (j.contains("smt_control_failed_ops") &&
+       !ReadU64Field(j, "", "smt_control_failed_ops", &s.smt_control_failed_ops_, &msg))) {
+    return fail(msg);
+  }
+  if (s.smt_control_ops_ + s.setup_ops_ > s.ops_ ||
+      s.smt_control_failed_ops_ > s.smt_control_ops_ ||
+      s.smt_control_failed_ops_ + s.setup_failed_ops_ > s.failed_ops_) {
+    return fail("smt_control_ops: more smt/control writes than operations or failures");
+  }
   const uint64_t setup_ok = s.setup_ops_ - s.setup_failed_ops_;
-  if (s.failed_ops_ > s.ops_ || ok_in_histograms + setup_ok != s.ops_ - s.failed_ops_) {
+  const uint64_t control_ok = s.smt_control_ops_ - s.smt_control_failed_ops_;
+  if (s.failed_ops_ > s.ops_ ||
+      ok_in_histograms + setup_ok + control_ok != s.ops_ - s.failed_ops_) {
     return fail("failed_ops: ops - failed_ops != samples in by_direction");
   }
   if (s.readback_mismatches_ > s.ops_) {
@@ -552,7 +579,12 @@ bool RunStats::StateFromJson(const json& j, std::string* err) {
   // Optional: checkpoints written before the timeline existed have none.
   if (j.contains("timeline") && !s.timeline_.StateFromJson(j["timeline"], &msg))
     return fail(msg);
+  // The smt pattern's switch table, kept by its owner (set_smt). Optional:
+  // checkpoints written before it was checkpointed have none.
+  if (smt_ && j.contains("smt") && !smt_->StateFromJson(j["smt"], &msg))
+    return fail(msg);
 
+  s.smt_ = smt_;
   *this = std::move(s);
   return true;
 }

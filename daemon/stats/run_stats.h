@@ -27,7 +27,7 @@ class RunStats {
 
   void Add(const OpRecord& rec);
   // The smt pattern's switch table, fed every record Add gets (not owned;
-  // not in StateToJson: a resumed run's table starts at the resume).
+  // in StateToJson as "smt", so a resumed run's table spans every segment).
   void set_smt(SmtSwitchStats* smt) { smt_ = smt; }
 
   uint64_t ops() const { return ops_; }
@@ -76,6 +76,9 @@ class RunStats {
   uint64_t readback_mismatches_ = 0;
   uint64_t setup_ops_ = 0;
   uint64_t setup_failed_ops_ = 0;
+  // The smt pattern's smt/control writes: in no latency table (smt_).
+  uint64_t smt_control_ops_ = 0;
+  uint64_t smt_control_failed_ops_ = 0;
   uint64_t ops_by_dir_[kDirections] = {0, 0};
   Histogram by_dir_[kDirections];
   std::vector<Histogram> by_cpu_;  // index cpu * 2 + dir

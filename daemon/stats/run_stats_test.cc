@@ -210,6 +210,41 @@ TEST(RunStatsTest, OutOfRangeCpuCountsEverywhereButPerCpu) {
   EXPECT_EQ(back.ToJson(), s.ToJson());
 }
 
+// The smt pattern's switch table rides in the checkpoint, and stays
+// attached to the stats a resume restores (it is fed by them).
+TEST(RunStatsTest, SmtTableSurvivesStateRoundTrip) {
+  SmtSwitchStats smt({"off", "on"}, "control");
+  RunStats st(8);
+  st.set_smt(&smt);
+  OpRecord sw = Op(-1, Direction::kOffline, 5000, 8);
+  sw.smt_control = true;
+  sw.group = 1;
+  sw.cpus_changed = 4;
+  st.Add(sw);
+  OpRecord failed = sw;
+  failed.group = 2;
+  failed.dir = Direction::kOnline;
+  failed.err = EBUSY;
+  failed.cpus_changed = 0;
+  st.Add(failed);
+  EXPECT_EQ(st.ToJson()["directions"]["offline"]["count"], 0);  // no one-CPU write
+  EXPECT_EQ(st.failed_ops(), 1u);
+  const nlohmann::json saved = st.StateToJson();
+  ASSERT_TRUE(saved.contains("smt"));
+
+  SmtSwitchStats smt2({"off", "on"}, "control");
+  RunStats resumed(8);
+  resumed.set_smt(&smt2);
+  std::string err;
+  ASSERT_TRUE(resumed.StateFromJson(saved, &err)) << err;
+  OpRecord next = sw;
+  next.group = 3;
+  resumed.Add(next);
+  smt2.Finish(true);
+  EXPECT_EQ(smt2.ToJson()["to"][0]["switches"], 2);  // before and after the resume
+  EXPECT_EQ(smt2.ToJson()["to"][1]["failed_writes"], 1);
+}
+
 TEST(RunStatsTest, ReadbackMismatches) {
   RunStats s;
   s.Add(Op(2, kOn, 3000, 3, 0, false));      // succeeded but reads back wrong

@@ -23,9 +23,9 @@ void SmtSwitchStats::Add(const OpRecord& rec) {
     failed_ = 0;
   }
   end_ns_ = rec.start_ns + rec.duration_ns;
-  if (rec.err == 0 && rec.readback_ok)
-    ++changed_;
-  else
+  // An smt/control write moves many CPUs, a failed one maybe some.
+  changed_ += rec.smt_control ? rec.cpus_changed : rec.err == 0 && rec.readback_ok;
+  if (rec.err != 0 || !rec.readback_ok)
     ++failed_;
 }
 
@@ -68,6 +68,61 @@ nlohmann::json SmtSwitchStats::ToJson() const {
                   {"failed_writes", m.failed_writes}});
   }
   return {{"method", method_}, {"to", std::move(to)}, {"incomplete", incomplete_}};
+}
+
+nlohmann::json SmtSwitchStats::StateToJson() const {
+  nlohmann::json to = nlohmann::json::array();
+  for (const PerMode& m : by_mode_)
+    to.push_back({{"switches", m.switches.ToJson()},
+                  {"cpus_changed", m.cpus_changed},
+                  {"cpus_min", m.cpus_min},
+                  {"cpus_max", m.cpus_max},
+                  {"failed_writes", m.failed_writes}});
+  return {{"modes", modes_},           {"method", method_},   {"to", std::move(to)},
+          {"incomplete", incomplete_}, {"group", group_},     {"start_ns", start_ns_},
+          {"end_ns", end_ns_},         {"changed", changed_}, {"failed", failed_}};
+}
+
+bool SmtSwitchStats::StateFromJson(const nlohmann::json& j, std::string* err) {
+  try {
+    if (j.at("modes") != nlohmann::json(modes_) || j.at("method") != method_) {
+      *err = "smt switches: checkpointed for modes " + j.at("modes").dump() + ", method " +
+             j.at("method").dump() + ", not this run's";
+      return false;
+    }
+    const nlohmann::json& to = j.at("to");
+    if (!to.is_array() || to.size() != 2) {
+      *err = "smt switches: \"to\" is not two modes";
+      return false;
+    }
+    std::array<PerMode, 2> by_mode;
+    for (size_t i = 0; i < 2; ++i) {
+      PerMode& m = by_mode[i];
+      if (!m.switches.FromJson(to[i].at("switches"), err))
+        return false;
+      m.cpus_changed = to[i].at("cpus_changed").get<uint64_t>();
+      m.cpus_min = to[i].at("cpus_min").get<int>();
+      m.cpus_max = to[i].at("cpus_max").get<int>();
+      m.failed_writes = to[i].at("failed_writes").get<uint64_t>();
+    }
+    const uint64_t incomplete = j.at("incomplete").get<uint64_t>();
+    const uint64_t group = j.at("group").get<uint64_t>();
+    const uint64_t start_ns = j.at("start_ns").get<uint64_t>();
+    const uint64_t end_ns = j.at("end_ns").get<uint64_t>();
+    const int changed = j.at("changed").get<int>();
+    const uint64_t failed = j.at("failed").get<uint64_t>();
+    by_mode_ = std::move(by_mode);
+    incomplete_ = incomplete;
+    group_ = group;
+    start_ns_ = start_ns;
+    end_ns_ = end_ns;
+    changed_ = changed;
+    failed_ = failed;
+    return true;
+  } catch (const std::exception& e) {
+    *err = std::string("smt switches: ") + e.what();
+    return false;
+  }
 }
 
 }  // namespace cpuhp

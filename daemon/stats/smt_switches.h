@@ -36,6 +36,11 @@ class SmtSwitchStats {
   // switch (min, max, total), failed writes; incomplete switches.
   nlohmann::json ToJson() const;
 
+  // Checkpoint: the table and the switch in progress. StateFromJson refuses
+  // a document of other modes or method and leaves *this unchanged then.
+  nlohmann::json StateToJson() const;
+  bool StateFromJson(const nlohmann::json& j, std::string* err);
+
  private:
   struct PerMode {
     Histogram switches;  // ns from the first write's start to the last one's end

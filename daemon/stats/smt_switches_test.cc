@@ -56,5 +56,54 @@ TEST(SmtSwitchStatsTest, TimesEachSwitchWhole) {
   EXPECT_EQ(done.ToJson()["incomplete"], 0);
 }
 
+// An smt/control write is a whole switch: the CPUs it moved come from the
+// record; a failed one counts what it moved before the kernel stopped.
+TEST(SmtSwitchStatsTest, CountsTheCpusAControlWriteMoved) {
+  SmtSwitchStats st({"1", "4"}, "control");
+  OpRecord a = Rec(1, 1000, 700);
+  a.smt_control = true;
+  a.cpus_changed = 24;
+  st.Add(a);
+  OpRecord b = Rec(2, 2000, 900, 16);
+  b.smt_control = true;
+  b.cpus_changed = 5;
+  st.Add(b);
+  st.Finish(true);
+  const nlohmann::json j = st.ToJson();
+  EXPECT_EQ(j["method"], "control");
+  EXPECT_EQ(j["to"][0]["cpus_changed"], 24);
+  EXPECT_EQ(j["to"][0]["max_ns"], 700);
+  EXPECT_EQ(j["to"][1]["cpus_changed"], 5);
+  EXPECT_EQ(j["to"][1]["failed_writes"], 1);
+}
+
+// A checkpoint keeps the table and the switch in progress: the resumed
+// stats end that switch as if the run had not stopped.
+TEST(SmtSwitchStatsTest, StateSurvivesACheckpoint) {
+  SmtSwitchStats st({"off", "on"}, "threads");
+  st.Add(Rec(1, 1000, 100));
+  st.Add(Rec(1, 1200, 100));
+  st.Add(Rec(2, 2000, 50));  // switch 2 in progress at the checkpoint
+  const nlohmann::json saved = st.StateToJson();
+  SmtSwitchStats resumed({"off", "on"}, "threads");
+  std::string err;
+  ASSERT_TRUE(resumed.StateFromJson(saved, &err)) << err;
+  EXPECT_EQ(resumed.StateToJson(), saved);
+  resumed.Add(Rec(2, 2100, 50));
+  resumed.Finish(true);
+  st.Add(Rec(2, 2100, 50));
+  st.Finish(true);
+  EXPECT_EQ(resumed.ToJson(), st.ToJson());
+  EXPECT_EQ(resumed.ToJson()["to"][1]["min_ns"], 150);
+
+  SmtSwitchStats other({"1", "8"}, "threads");
+  EXPECT_FALSE(other.StateFromJson(saved, &err));
+  EXPECT_NE(err.find("not this run's"), std::string::npos) << err;
+  nlohmann::json broken = saved;
+  broken["to"][0]["switches"] = "x";
+  EXPECT_FALSE(resumed.StateFromJson(broken, &err));
+  EXPECT_EQ(resumed.ToJson(), st.ToJson());  // unchanged
+}
+
 }  // namespace
 }  // namespace cpuhp

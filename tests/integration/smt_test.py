@@ -15,6 +15,8 @@ Every CPU online and smt/control as found at the end.
 import errno
 import json
 import os
+import subprocess
+import time
 
 import cpuhp_testlib as lib
 from cpuhp_testlib import SYS, cpulist, read
@@ -128,40 +130,104 @@ class SmtTest(lib.RealCpuCase):
             f"smt: control on, active 1, {threads} threads per core, cores "
             f"{' '.join(fmt(c) for c in cores)}"))
 
-    def test_smt_pattern(self):
-        """run --pattern smt: every switch timed whole in the report; on a
-        machine that cannot switch, refused in one line before any write."""
-        cfg = os.path.join(self.dir, "smt.json")
+    def run_pattern(self, method, switches):
+        cfg = os.path.join(self.dir, f"smt-{method}.json")
         with open(cfg, "w") as f:
-            json.dump({"pattern": "smt", "smt": {"switches": 4}}, f)
-        p = self.run_tool("run", "--config", cfg, "--seed", "1", "--state-dir", self.state,
-                          "--report", self.report, "--progress", "never")
+            json.dump({"pattern": "smt", "smt": {"switches": switches, "method": method}}, f)
+        return self.run_tool("run", "--config", cfg, "--seed", "1", "--state-dir", self.state,
+                             "--report", self.report, "--progress", "never")
+
+    def test_smt_pattern(self):
+        """run --pattern smt, both methods: every switch timed whole in the
+        report, the per-CPU kernel steps of an smt/control write joined to
+        it, the verdict a pass in every format; on a machine that cannot
+        switch, refused in one line before any write."""
         cores = cores_from_sysfs()
         threads = max(len(c) for c in cores)
-        if self.control != "on" or threads == 1:
-            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-            err = [l for l in p.stderr.splitlines() if "error" in l]
-            self.assertEqual(len(err), 1, p.stderr)
-            self.assertIn("/pattern: smt: ", err[0])
-            self.assertFalse(os.path.exists(self.report))
-            return
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        r = self.load_report()
-        self.assertEqual(r["run"]["stop_reason"], "schedule_complete")
         siblings = sum(len(c) - 1 for c in cores)
-        self.assertEqual(r["totals"]["ops"], 4 * siblings)
-        self.assertEqual(r["totals"]["failed"], 0)
-        smt = r["smt"]
-        print(f"smt switches: {json.dumps(smt['to'])}")
-        self.assertEqual(smt["incomplete"], 0)
-        for i, mode in enumerate(("off", "on")):
-            row = smt["to"][i]
-            self.assertEqual((row["mode"], row["switches"], row["failed_writes"]), (mode, 2, 0))
-            self.assertEqual(row["cpus_per_switch_min"], siblings)
-            self.assertEqual(row["cpus_per_switch_max"], siblings)
-            self.assertGreater(row["min_ns"], 0)
-        self.assertIn("SMT switches (threads method):", p.stdout)
+        for method in ("threads", "control"):
+            with self.subTest(method=method):
+                if os.path.exists(self.report):
+                    os.unlink(self.report)
+                p = self.run_pattern(method, 4)
+                if self.control != "on" or threads == 1:
+                    self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                    err = [l for l in p.stderr.splitlines() if "error" in l]
+                    self.assertEqual(len(err), 1, p.stderr)
+                    self.assertIn("/pattern: smt: ", err[0])
+                    self.assertFalse(os.path.exists(self.report))
+                    continue
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                r = self.load_report()
+                self.assertEqual(r["run"]["stop_reason"], "schedule_complete")
+                # threads: one write a sibling a switch; control: one a switch.
+                self.assertEqual(r["totals"]["ops"], 4 * (siblings if method == "threads" else 1))
+                self.assertEqual(r["totals"]["failed"], 0)
+                self.assertEqual(r["totals"]["readback_mismatches"], 0)
+                smt = r["smt"]
+                print(f"smt switches, {method}: {json.dumps(smt['to'])}")
+                self.assertEqual((smt["method"], smt["incomplete"]), (method, 0))
+                for i, mode in enumerate(("off", "on")):
+                    row = smt["to"][i]
+                    self.assertEqual((row["mode"], row["switches"], row["failed_writes"]),
+                                     (mode, 2, 0))
+                    self.assertEqual(row["cpus_per_switch_min"], siblings)
+                    self.assertEqual(row["cpus_per_switch_max"], siblings)
+                    self.assertGreater(row["min_ns"], 0)
+                self.assertIn(f"SMT switches ({method} method):", p.stdout)
+                self.assertEqual(read(f"{SYS}/smt/control"), "on")
+                tp = r["timing_sources"].get("tracepoints", {})
+                print(f"{method}: tracepoints {tp.get('status')}, ops with steps "
+                      f"{tp.get('ops_with_steps')}, kmod {r['timing_sources'].get('kmod', {}).get('status')}"
+                      f", bpf {r['timing_sources'].get('bpf', {}).get('status')}")
+                if method == "control" and tp.get("status") == "ok":
+                    # Every write moved every sibling: its steps are theirs.
+                    self.assertEqual(tp["ops_with_steps"], 4, json.dumps(tp)[:2000])
+                    cpus = {op["cpu"] for op in tp.get("first_operations", [])}
+                    self.assertEqual(cpus, {-1})
+                for name in ("kmod", "bpf"):
+                    src = r["timing_sources"].get(name, {})
+                    if method == "control" and src.get("status") == "ok":
+                        # The kernel phases of every CPU the write moved.
+                        ops = src["ops"]
+                        self.assertEqual({op["cpu"] for op in ops}, {-1}, name)
+                        self.assertEqual(len(ops), 4, name)
+                        self.assertGreaterEqual(src["records"]["joined"], 4 * siblings, name)
+                for fmt in ("text", "markdown", "junit", "kcidb", "lava", "html"):
+                    q = self.run_tool("report", "--format", fmt, self.report)
+                    self.assertEqual(q.returncode, 0, f"{method} {fmt}:\n{q.stdout}{q.stderr}")
+                    if fmt in ("markdown", "html"):
+                        self.assertIn(f"SMT switches ({method} method", q.stdout)
+                    if fmt == "lava":
+                        self.assertIn("smt_to_off_p50", q.stdout)
+
+    def test_smt_control_restored_after_kill(self):
+        """kill -9 during the control method: `restore` writes smt/control
+        back before the online mask, and every CPU is as found."""
+        cores = cores_from_sysfs()
+        if self.control != "on" or max(len(c) for c in cores) == 1:
+            return  # test_smt_pattern covers the refusal
+        cfg = os.path.join(self.dir, "forever.json")
+        with open(cfg, "w") as f:
+            json.dump({"pattern": "smt", "smt": {"switches": 0, "method": "control"}}, f)
+        proc = subprocess.Popen([lib.BIN, "run", "--config", cfg, "--state-dir", self.state,
+                                 "--report", self.report, "--progress", "never"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Killed once the state file exists and smt/control has said "off".
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (
+                os.path.exists(os.path.join(self.state, "state.json"))
+                and read(f"{SYS}/smt/control") == "off"):
+            time.sleep(0.005)
+        proc.kill()
+        proc.wait()
+        with open(os.path.join(self.state, "state.json")) as f:
+            self.assertEqual(json.load(f)["smt_control"], "on")
+        p = self.run_tool("restore", "--state-dir", self.state, check=0)
+        print(p.stdout.strip())
+        self.assertIn("smt/control on", p.stdout)
         self.assertEqual(read(f"{SYS}/smt/control"), "on")
+        self.assertEqual(read(f"{SYS}/online"), self.start_online)
 
 
 if __name__ == "__main__":
