@@ -167,7 +167,7 @@ std::string ElementKey(const json& e, size_t index) {
   std::string key;
   if (e.is_object())
     for (const char* k : {"name", "phase", "direction", "state", "function", "where", "online_cpus",
-                          "cpu", "id", "index", "i"}) {
+                          "cpu", "id", "index", "i", "mode"}) {
       auto it = e.find(k);
       if (it == e.end() || !(it->is_string() || it->is_number() || it->is_null()))
         continue;

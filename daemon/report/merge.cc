@@ -58,6 +58,8 @@ const std::set<std::string> kSummedCounters = {
     "read", "joined", "unjoined", "nesting_violations", "ops_dropped", "hits", "nmissed",
     // the bpf source (beside the module's)
     "unmatched", "records_dropped",
+    // the smt pattern's switches
+    "switches", "cpus_changed", "failed_writes", "incomplete",
     // disturbance probes
     "samples", "missed_periods", "off_cpu_samples", "repins",
     // kernel log health
@@ -85,6 +87,14 @@ uint64_t SumOf(const Nodes& nodes, const std::string& key) {
     if (n)
       sum += U64(*n, key.c_str());
   return sum;
+}
+
+uint64_t ExtremeOf(const Nodes& nodes, const std::string& key, bool max) {
+  uint64_t out = max ? 0 : UINT64_MAX;
+  for (const json* n : nodes)
+    if (n && n->contains(key))
+      out = max ? std::max(out, U64(*n, key.c_str())) : std::min(out, U64(*n, key.c_str()));
+  return out == UINT64_MAX ? 0 : out;
 }
 
 // One boot's line in "per_boot".
@@ -193,6 +203,11 @@ json PoolSummary(const Nodes& rows, const std::vector<Input>& inputs) {
     if (kSummaryFields.count(key))
       continue;
     out[key] = v.is_number_integer() && kSummedCounters.count(key) ? json(SumOf(present, key)) : v;
+    // A per-item extreme (an SMT switch's fewest and most CPUs): over the boots.
+    if (v.is_number_integer() && key.ends_with("_min"))
+      out[key] = ExtremeOf(present, key, false);
+    if (v.is_number_integer() && key.ends_with("_max"))
+      out[key] = ExtremeOf(present, key, true);
   }
   out["per_boot"] = PerBoot(rows, inputs);
   return out;

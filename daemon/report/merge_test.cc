@@ -9,9 +9,11 @@
 #include <map>
 #include <sstream>
 
+#include "report/compare.h"
 #include "report/compare_input.h"
 #include "stats/histogram.h"
 #include "stats/run_stats.h"
+#include "stats/smt_switches.h"
 #include "testing/synthetic_report.h"
 #include "util/json_file.h"
 
@@ -170,6 +172,57 @@ TEST(MergeTest, TracepointDrainCountersAreSummed) {
   EXPECT_EQ(out["drainer_boosts"], 2);
   EXPECT_EQ(out["drain_cpu_ns"], 2000);
   EXPECT_EQ(out["events"]["parsed"], 2 * tp["events"]["parsed"].get<uint64_t>());
+}
+
+// The smt pattern's switch table: each mode's switch times pool as a
+// histogram, its counts sum, its CPUs-per-switch extremes are the boots'
+// extremes; compare then has a row per mode.
+TEST(MergeTest, SmtSwitchesPoolAndCompareByMode) {
+  json a = LoadReportFixture("report-real-cpu1.json");
+  const auto table = [](std::initializer_list<uint64_t> off_ns, int cpus) {
+    SmtSwitchStats st({"off", "on"}, "control");
+    uint64_t group = 0, t = 0;
+    for (uint64_t ns : off_ns)
+      for (int to = 0; to < 2; ++to) {
+        OpRecord r;
+        r.group = ++group;
+        r.smt_control = true;
+        r.cpus_changed = cpus;
+        r.start_ns = t;
+        r.duration_ns = to ? ns / 2 : ns;
+        t += 1000000000;
+        st.Add(r);
+      }
+    st.Finish(true);
+    return st.ToJson();
+  };
+  a["smt"] = table({1000000, 1100000, 1200000}, 4);
+  json b = a;
+  b["host"]["boot_id"] = "second-boot";
+  b["smt"] = table({2000000, 2100000}, 6);
+  json pooled;
+  std::string err;
+  ASSERT_TRUE(MergeReports({"a.json", "b.json"}, {a, b}, &pooled, &err)) << err;
+  const json& off = pooled["smt"]["to"][0];
+  EXPECT_EQ(off["mode"], "off");
+  EXPECT_EQ(off["count"], 5);
+  EXPECT_EQ(off["switches"], 5);
+  EXPECT_EQ(off["cpus_changed"], 3 * 4 + 2 * 6);
+  EXPECT_EQ(off["cpus_per_switch_min"], 4);
+  EXPECT_EQ(off["cpus_per_switch_max"], 6);
+  EXPECT_EQ(off["min_ns"], 1000000);
+  EXPECT_EQ(off["max_ns"], 2100000);
+  EXPECT_EQ(off["per_boot"].size(), 2u);
+  EXPECT_EQ(pooled["smt"]["method"], "control");
+
+  const Comparison c = Compare(a, b, CompareOptions{});
+  int rows = 0;
+  for (const CompareRow& r : c.rows)
+    if (r.group == "smt") {
+      ++rows;
+      EXPECT_TRUE(r.label == "smt.to[mode=off]" || r.label == "smt.to[mode=on]") << r.label;
+    }
+  EXPECT_EQ(rows, 2);
 }
 
 TEST(MergeTest, ARowOnlyOneBootHasIsPooledWithNullForTheOther) {

@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "stats/run_stats.h"
+
 namespace cpuhp {
 
 SmtSwitchStats::SmtSwitchStats(std::array<std::string, 2> modes, std::string method)
@@ -55,17 +57,16 @@ nlohmann::json SmtSwitchStats::ToJson() const {
   nlohmann::json to = nlohmann::json::array();
   for (size_t i = 0; i < 2; ++i) {
     const PerMode& m = by_mode_[i];
-    const Histogram& h = m.switches;
-    to.push_back({{"mode", modes_[i]},
-                  {"switches", h.count()},
-                  {"p50_ns", h.PercentileNs(50)},
-                  {"p99_ns", h.PercentileNs(99)},
-                  {"max_ns", h.max_ns()},
-                  {"min_ns", h.min_ns()},
-                  {"cpus_changed", m.cpus_changed},
-                  {"cpus_per_switch_min", std::max(m.cpus_min, 0)},
-                  {"cpus_per_switch_max", m.cpus_max},
-                  {"failed_writes", m.failed_writes}});
+    // A latency summary with its histogram (merge pools the boots', compare
+    // bootstraps an interval), and the switch's own counts.
+    nlohmann::json row = SummarizeWithHistogram(m.switches);
+    row.update({{"mode", modes_[i]},
+                {"switches", m.switches.count()},
+                {"cpus_changed", m.cpus_changed},
+                {"cpus_per_switch_min", std::max(m.cpus_min, 0)},
+                {"cpus_per_switch_max", m.cpus_max},
+                {"failed_writes", m.failed_writes}});
+    to.push_back(std::move(row));
   }
   return {{"method", method_}, {"to", std::move(to)}, {"incomplete", incomplete_}};
 }
