@@ -3,7 +3,8 @@
 # tools/abtest.sh: kernel A against kernel B, in QEMU guests, with the module.
 #
 #   tools/abtest.sh --arch amd64|arm64|ppc64el|armhf --a KERNEL --b KERNEL --out DIR
-#                   [--config FILE] [--boots N] [--smp N] [--append ARGS]
+#                   [--config FILE] [--b-config FILE] [--boots N] [--smp N] [--threads N]
+#                   [--append ARGS]
 #                   [--a-append ARGS] [--b-append ARGS] [--ops N]
 #                   [--pattern roundrobin|sweep|...] [--loops N]
 #                   [--threshold T]... [--build DIR] [--timeout S] [--mem MB]
@@ -26,6 +27,11 @@
 #                     sets its make -j) and cached by the hash of source,
 #                     config, compiler and patches: a second run builds
 #                     nothing. Not for arm64.
+# --b-config FILE: side B's daemon config instead of --config's (a config
+# A/B on one kernel: --a and --b the same, e.g. smt.method control against
+# threads).
+# --threads N: N threads per core (-smp SMP,cores=SMP/N,threads=N; amd64
+# only, QEMU 7.2 has no pseries SMT under TCG), for --pattern smt.
 # Both sides get the same vCPU count, memory, command line (--append; plus
 # --a-append or --b-append on one side: a boot parameter A/B), config and
 # daemon (--build DIR/cpuhp-stress, default build/; cross-built for arm64,
@@ -62,17 +68,19 @@ die() {
 	exit 2
 }
 usage() { sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
-arch="" ka="" kb="" out="" config="" boots=3 smp=4 smp_given="" append="" a_append="" b_append="" ops=200
+arch="" ka="" kb="" out="" config="" b_config="" boots=3 smp=4 smp_given="" threads=1 append="" a_append="" b_append="" ops=200
 pattern=roundrobin loops=0 build=$repo/build timeout=1200 mem="" thresholds=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h | --help) usage; exit 0 ;;
-	--arch | --a | --b | --out | --config | --boots | --smp | --append | --a-append | --b-append | \
+	--arch | --a | --b | --out | --config | --b-config | --boots | --smp | --threads | --append | --a-append | --b-append | \
 		--ops | --pattern | --loops | --threshold | --build | --timeout | --mem)
 		[ $# -ge 2 ] || die "$1 needs a value"
 		case "$1" in
 		--arch) arch=$2 ;; --a) ka=$2 ;; --b) kb=$2 ;; --out) out=$2 ;; --config) config=$2 ;;
-		--boots) boots=$2 ;; --smp) smp=$2 smp_given=1 ;; --append) append=$2 ;; --a-append) a_append=$2 ;;
+		--b-config) b_config=$2 ;;
+		--boots) boots=$2 ;; --smp) smp=$2 smp_given=1 ;; --threads) threads=$2 ;;
+		--append) append=$2 ;; --a-append) a_append=$2 ;;
 		--b-append) b_append=$2 ;; --ops) ops=$2 ;; --pattern) pattern=$2 ;; --loops) loops=$2 ;;
 		--threshold) thresholds+=(--threshold "$2") ;; --build) build=$2 ;; --timeout) timeout=$2 ;;
 		--mem) mem=$2 ;;
@@ -89,6 +97,7 @@ case "$arch" in amd64 | arm64 | ppc64el | armhf) ;; "") die "--arch is required 
 isnum() { [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge "$3" ] || die "$1 $2: not a whole number >= $3"; }
 isnum --boots "$boots" 1
 isnum --smp "$smp" 2
+isnum --threads "$threads" 1
 isnum --ops "$ops" 2
 isnum --loops "$loops" 0
 isnum --timeout "$timeout" 30
@@ -110,19 +119,30 @@ build=$(realpath "$build")
 daemon=$build/cpuhp-stress
 [ -x "$daemon" ] || die "--build $build: no cpuhp-stress there (build it: cmake -S . -B build && cmake --build build)"
 cfg=$(mktemp)
-trap 'rm -f "$cfg"' EXIT
+cfg_b=$(mktemp)
+trap 'rm -f "$cfg" "$cfg_b"' EXIT
 if [ -n "$config" ]; then
 	[ -r "$config" ] || die "--config $config: cannot read it"
 	cp "$config" "$cfg"
 else
 	echo '{"kmod": {"enabled": true}}' >"$cfg"
 fi
-# The daemon checks the config here first: one line naming the fault, not a
+if [ -n "$b_config" ]; then
+	[ -r "$b_config" ] || die "--b-config $b_config: cannot read it"
+	cp "$b_config" "$cfg_b"
+else
+	cp "$cfg" "$cfg_b"
+fi
+# The daemon checks each config here first: one line naming the fault, not a
 # guest that boots to fail.
-"$daemon" run --config "$cfg" --pattern "$pattern" --print-config >/dev/null 2>"$cfg.err" ||
-	{ msg=$(head -1 "$cfg.err" | sed "s|$cfg|${config:-(default)}|g; s|^cpuhp-stress: error: ||"); rm -f "$cfg.err"
-	  die "--config: $msg"; }
-rm -f "$cfg.err"
+for c in "$cfg:${config:-(default)}:--config" "$cfg_b:${b_config:-${config:-(default)}}:--b-config"; do
+	f=${c%%:*} rest=${c#*:}
+	name=${rest%:*} opt=${rest##*:}
+	"$daemon" run --config "$f" --pattern "$pattern" --print-config >/dev/null 2>"$f.err" ||
+		{ msg=$(head -1 "$f.err" | sed "s|$f|$name|g; s|^cpuhp-stress: error: ||"); rm -f "$f.err"
+		  die "$opt: $msg"; }
+	rm -f "$f.err"
+done
 
 cache=${CPUHP_VM_CACHE:-/var/cache/cpuhp-stress}
 [ -e "$out" ] || created_out=1
@@ -135,6 +155,7 @@ log() { echo "abtest: $*" >&2; }
 . "$repo/tests/vm/host_lib.sh"
 guest_arch_setup "$arch" single
 guest_smp_cap "$smp_given" || die "--smp: $smp_why"
+guest_smt_topology "$arch" "$smp" "$threads" || die "--threads $threads: $smt_why"
 command -v "$qemu" >/dev/null || die "$qemu is not installed (tools/setup.sh packages test)"
 command -v "$cc" >/dev/null || die "$cc is not installed (tools/setup.sh packages test)"
 host_arch=$(dpkg --print-architecture)
@@ -208,7 +229,7 @@ pack() {  # pack SIDE
 	initramfs_base "$rd" "$repo" "$busybox"
 	cp "$mod/kmod/cpuhp_probe.ko" "$work/cpuhp_probe_dump" "$rd/bin/"
 	cp -a "$droot/." "$rd/"
-	cp "$cfg" "$rd/etc/ab.json"
+	if [ "$side" = b ]; then cp "$cfg_b" "$rd/etc/ab.json"; else cp "$cfg" "$rd/etc/ab.json"; fi
 	install -m755 "$repo/tests/vm/guest_ab.sh" "$rd/init"
 	initramfs_pack "$rd" "$work/initramfs-$side.cpio.gz"
 	rm -rf "$rd"
@@ -227,9 +248,9 @@ for i in $(seq 1 "$boots"); do
 		[ "$side" = b ] && extra=b_append
 		bw=$work/boot-$side$i
 		rm -rf "$bw" && mkdir -p "$bw"
-		log "boot $i of $boots, side ${side^^}: $smp vCPUs, $ops writes, pattern $pattern"
+		log "boot $i of $boots, side ${side^^}: $smp vCPUs ($threads per core), $ops writes, pattern $pattern"
 		start=$SECONDS
-		CPUHP_VM_ACCEL=tcg boot_guest_accel "$bw" "$timeout" "$qemu" "$arch" "${qemu_args[@]}" -smp "$smp" \
+		CPUHP_VM_ACCEL=tcg boot_guest_accel "$bw" "$timeout" "$qemu" "$arch" "${qemu_args[@]}" -smp "$smp_topology" \
 			-m "$mem" -kernel "${!img}" -initrd "$work/initramfs-$side.cpio.gz" \
 			-append "console=$console $kappend quiet panic=-1 log_buf_len=16M cpuhp_ops=$ops cpuhp_pattern=$pattern cpuhp_loops=$loops cpuhp_boot=$side$i $append ${!extra}" \
 			-nographic -no-reboot -nic none 2>"$bw/qemu.err"

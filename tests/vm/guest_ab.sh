@@ -4,7 +4,7 @@
 # run with every default source and the kmod source, its report out on the
 # console, the module unloaded. What a kernel A/B needs and nothing else:
 # the module's own checks are tests/vm/guest_init.sh's. Kernel command line:
-# cpuhp_ops=N (0 with the sweep: it ends by itself), cpuhp_pattern=P,
+# cpuhp_ops=N (0 with the sweep and smt: they end by themselves), cpuhp_pattern=P,
 # cpuhp_loops=N (nanosleep loops beside the run, on the first nohz_full CPU
 # when there is one: get_nohz_timer_target's calls), cpuhp_boot=ID (echoed).
 . /bin/guest_lib.sh
@@ -25,7 +25,8 @@ if [ "$loops" -gt 0 ]; then
 	fi
 	loop_pid=$!
 fi
-[ "$pattern" = sweep ] && ops=0
+# The sweep and the smt pattern end by themselves.
+case "$pattern" in sweep | smt) ops=0 ;; esac
 cpuhp-stress run --config /etc/ab.json --pattern "$pattern" --cpus all -n "$ops" --progress never \
 	--state-dir /tmp/state --report /tmp/report.json > /tmp/run.out 2>&1
 status daemon $?

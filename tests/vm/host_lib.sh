@@ -179,6 +179,29 @@ boot_guest_accel() {
 # before any test ran; soft lockups are still reported), smp_max (the most
 # vCPUs the guest may have here, empty for no limit: armhf's multi-threaded
 # TCG runs a host thread per vCPU and stalls when they outnumber the CPUs).
+# guest_smt_topology ARCH SMP THREADS: sets smp_topology, the -smp value of a
+# guest with THREADS threads per core (1: plain SMP), and gives an amd64
+# TCG CPU topoext, without which "This family of AMD CPU doesn't support
+# hyperthreading" and Linux sees one thread per core. After
+# guest_arch_setup (it edits tcg_args). Non-zero with smt_why set: not amd64
+# (QEMU 7.2: "TCG cannot support more than 1 thread/core on a pseries
+# machine"), or THREADS does not divide SMP.
+guest_smt_topology() {
+	local arch=$1 smp=$2 threads=$3 i
+	smp_topology=$smp smt_why=""
+	[ "$threads" != 1 ] || return 0
+	if [ "$arch" != amd64 ]; then
+		smt_why="SMT guests are amd64 only here (QEMU 7.2: no pseries SMT under TCG)"
+		return 1
+	fi
+	if [ $((smp % threads)) != 0 ]; then
+		smt_why="$threads threads per core do not divide $smp vCPUs"
+		return 1
+	fi
+	smp_topology="$smp,sockets=1,cores=$((smp / threads)),threads=$threads"
+	for i in "${!tcg_args[@]}"; do [ "${tcg_args[$i]}" != max ] || tcg_args[i]=max,+topoext; done
+}
+
 guest_arch_setup() {
 	local tcg="tcg,thread=$2" host
 	host=$(dpkg --print-architecture)

@@ -54,15 +54,7 @@ log() { echo "run_real_guest[$arch]: $*" >&2; }
 skip() { log "SKIP: $*"; exit 77; }
 guest_arch_setup "$arch" single || { log "CPUHP_VM_ARCH=$arch: not amd64, arm64, armhf or ppc64el"; exit 2; }
 threads=${CPUHP_VM_THREADS:-1}
-smp_topology=$smp
-if [ "$threads" != 1 ]; then
-  [ "$arch" = amd64 ] || { log "CPUHP_VM_THREADS: SMT guests are amd64 only here (QEMU 7.2: no pseries SMT under TCG)"; exit 2; }
-  [ $((smp % threads)) = 0 ] || { log "CPUHP_VM_THREADS=$threads does not divide CPUHP_VM_SMP=$smp"; exit 2; }
-  smp_topology="$smp,sockets=1,cores=$((smp / threads)),threads=$threads"
-  # -cpu max without topoext: "This family of AMD CPU doesn't support
-  # hyperthreading", and Linux sees one thread per core.
-  for i in "${!tcg_args[@]}"; do [ "${tcg_args[$i]}" != max ] || tcg_args[i]=max,+topoext; done
-fi
+guest_smt_topology "$arch" "$smp" "$threads" || { log "CPUHP_VM_THREADS=$threads: $smt_why"; exit 2; }
 [ "$(id -u)" = 0 ] || skip "needs root (CPU hotplug in the guest is run as root in CI)"
 command -v "$qemu" >/dev/null || skip "$qemu not installed (tools/setup.sh installs it)"
 [ "$arch" != "$host_arch" ] || [ -x /bin/busybox ] || skip "busybox-static not installed"
