@@ -182,9 +182,12 @@ void StepMatcher::Feed(const TraceEvent& ev, std::vector<TraceStep>* out) {
     step.cpu = ev.cpu;
     step.idx = ev.idx;
     auto name = names_.find(std::string_view(ev.fun));
-    if (name == names_.end())
-      name = names_.emplace(ev.fun).first;
-    step.fun = *name;
+    if (name == names_.end()) {
+      const size_t id = names_.size() + 1;
+      name = names_.emplace(ev.fun, static_cast<uint16_t>(id <= UINT16_MAX ? id : 0)).first;
+    }
+    step.fun = name->first;
+    step.fun_id = name->second;
     step.where = ClassifyTask(ev.comm, ev.cpu);
     step.multi = ev.kind == TraceKind::kMultiEnter;
     step.begin_ns = ev.ts_ns;
