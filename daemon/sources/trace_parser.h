@@ -79,6 +79,10 @@ class StepMatcher {
   StepMatcher(StepMatcher&&) = default;
   // Feeds one event; appends a finished step to *out when it completes one.
   void Feed(const TraceEvent& ev, std::vector<TraceStep>* out);
+  // The same with the event's fields one by one and its task and callback
+  // names as views (the raw path, trace_join.h: no string copied).
+  void Feed(TraceKind kind, int pid, int cpu, int idx, int ret, uint64_t ts_ns,
+            std::string_view comm, std::string_view fun, std::vector<TraceStep>* out);
 
   uint64_t unmatched_exits() const { return unmatched_exits_; }
   uint64_t unmatched_enters() const { return unmatched_enters_; }
