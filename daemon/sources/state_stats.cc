@@ -97,6 +97,52 @@ uint64_t KernelStateStats::SelfTimes() {
   return all.Total();
 }
 
+KernelStateStats::Slot KernelStateStats::Resolve(int dir, const TraceStep& s) {
+  Slot slot;
+  slot.dir = dir;
+  slot.where = s.where;
+  slot.idx = s.idx;
+  const int number = s.fun == kHandoff ? -1 : s.idx;
+  const auto key = std::make_tuple(dir, static_cast<int>(s.where), number, std::string_view(s.fun));
+  auto it = by_state_.find(key);
+  if (it == by_state_.end())
+    it = by_state_
+             .emplace(StateKey{dir, static_cast<int>(s.where), number, std::string(s.fun)},
+                      StateEntry{})
+             .first;
+  slot.state = &it->second;
+  slot.fun = std::get<3>(it->first);
+  const std::string_view phase = PhaseName(s);
+  if (!phase.empty()) {
+    auto pit = phases_.find(std::make_pair(phase, dir));
+    if (pit == phases_.end())
+      pit = phases_.emplace(PhaseKey{std::string(phase), dir}, PhaseEntry{}).first;
+    slot.phase = &pit->second;
+    slot.phase_state = s.fun == kHandoff ? std::string_view() : states_.Name(s.idx);
+  }
+  return slot;
+}
+
+const KernelStateStats::Slot& KernelStateStats::Lookup(int dir, const TraceStep& s) {
+  const uint16_t id = s.fun_id;
+  if (id == 0) {  // not from a StepMatcher
+    uncached_ = Resolve(dir, s);
+    return uncached_;
+  }
+  if (id >= slots_.size())
+    slots_.resize(id + 1);
+  std::vector<Slot>& slots = slots_[id];
+  if (!slots.empty() && slots.front().fun != s.fun) {  // another matcher's number
+    uncached_ = Resolve(dir, s);
+    return uncached_;
+  }
+  for (const Slot& slot : slots)
+    if (slot.dir == dir && slot.where == s.where && slot.idx == s.idx)
+      return slot;
+  slots.push_back(Resolve(dir, s));
+  return slots.back();
+}
+
 void KernelStateStats::AddOperation(const OpRecord& rec, std::span<const TraceStep> steps) {
   const int dir = static_cast<int>(rec.dir);
   // A sweep's set-up write is not a measurement: counted, in no table.
@@ -118,31 +164,18 @@ void KernelStateStats::AddOperation(const OpRecord& rec, std::span<const TraceSt
   for (size_t i = 0; i < steps.size(); ++i) {
     const TraceStep& s = steps[i];
     const uint64_t dur = s.end_ns - s.begin_ns;
-    const int number = s.fun == kHandoff ? -1 : s.idx;
-    const auto key =
-        std::make_tuple(dir, static_cast<int>(s.where), number, std::string_view(s.fun));
-    auto it = by_state_.find(key);
-    if (it == by_state_.end())
-      it = by_state_
-               .emplace(StateKey{dir, static_cast<int>(s.where), number, std::string(s.fun)},
-                        StateEntry{})
-               .first;
-    StateEntry& st = it->second;
+    const Slot& slot = Lookup(dir, s);
+    StateEntry& st = *slot.state;
     st.inclusive.Record(dur);
     st.total_ns += dur;
     st.self_ns += self_[i];
     st.multi = st.multi || s.multi;
     if (s.ret != 0)
       ++st.failed;
-    const std::string_view phase = PhaseName(s);
-    if (!phase.empty()) {
-      auto pit = phases_.find(std::make_pair(phase, dir));
-      if (pit == phases_.end())
-        pit = phases_.emplace(PhaseKey{std::string(phase), dir}, PhaseEntry{}).first;
-      PhaseEntry& p = pit->second;
-      const std::string_view state = s.fun == kHandoff ? std::string_view() : states_.Name(s.idx);
-      if (p.state != state)
-        p.state = state;
+    if (slot.phase) {
+      PhaseEntry& p = *slot.phase;
+      if (p.state != slot.phase_state)
+        p.state = slot.phase_state;
       p.where = s.where;
       p.all.Record(dur);
       p.by_online[rec.online_before].Record(dur);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -82,6 +83,44 @@ TEST(KernelStateStats, SelfTimesAndStateSumAreTheDefinitions) {
     ASSERT_EQ(j["first_operations"][0]["state_sum_ns"].get<uint64_t>(), UnionLengthNs(clipped))
         << "round " << round;
   }
+}
+
+// A step's row is found by its matcher's number for the callback, checked
+// against the name: the same number from two matchers (two joiners' steps
+// into one table) names two functions, and each keeps its own row; a step
+// with no number (made by hand) lands in the same row as a numbered one.
+TEST(KernelStateStats, SameNumberOtherNameIsAnotherRow) {
+  OpRecord rec;
+  rec.cpu = 1;
+  rec.dir = Direction::kOffline;
+  rec.start_ns = 1000;
+  rec.duration_ns = 1000;
+  auto step = [](std::string_view fun, uint16_t id, uint64_t b, uint64_t e) {
+    TraceStep s;
+    s.cpu = 1;
+    s.idx = 50;
+    s.fun = fun;
+    s.fun_id = id;
+    s.begin_ns = b;
+    s.end_ns = e;
+    return s;
+  };
+  KernelStateStats stats{HotplugStates{}};
+  const std::vector<TraceStep> a = {step("smpcfd_dying_cpu", 1, 1100, 1200)};
+  const std::vector<TraceStep> b = {step("sched_cpu_dying", 1, 1300, 1600)};
+  const std::vector<TraceStep> c = {step("smpcfd_dying_cpu", 0, 1100, 1150)};
+  for (const auto* steps : {&a, &b, &a, &c})
+    stats.AddOperation(rec, *steps);
+  std::map<std::string, uint64_t> count, total;
+  const nlohmann::json j = stats.ToJson();
+  for (const auto& s : j["kernel_states"]) {
+    count[s["function"].get<std::string>()] = s["count"].get<uint64_t>();
+    total[s["function"].get<std::string>()] = s["total_ns"].get<uint64_t>();
+  }
+  EXPECT_EQ(count,
+            (std::map<std::string, uint64_t>{{"sched_cpu_dying", 1}, {"smpcfd_dying_cpu", 3}}));
+  EXPECT_EQ(total["smpcfd_dying_cpu"], 250u);
+  EXPECT_EQ(total["sched_cpu_dying"], 300u);
 }
 
 TEST(UnionLength, OverlapsAndNesting) {

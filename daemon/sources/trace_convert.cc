@@ -11,26 +11,19 @@
 
 namespace cpuhp {
 
-void ToTraceEvent(const RawCpuhpEvent& e, std::string_view comm, std::string_view fun,
-                  TraceEvent* out) {
-  out->kind = e.kind;
-  out->pid = e.pid;
-  out->event_cpu = e.event_cpu;
-  out->ts_ns = e.ts_ns;
-  out->cpu = e.cpu;
-  out->idx = e.idx;
-  out->target = e.target;
-  out->ret = e.ret;
-  out->comm.assign(comm);
-  if (e.kind != TraceKind::kExit)
-    out->fun.assign(fun);
-  else
-    out->fun.clear();
-}
-
 TraceEvent ToTraceEvent(const RawCpuhpEvent& e, std::string comm, std::string fun) {
   TraceEvent ev;
-  ToTraceEvent(e, comm, fun, &ev);
+  ev.kind = e.kind;
+  ev.pid = e.pid;
+  ev.event_cpu = e.event_cpu;
+  ev.ts_ns = e.ts_ns;
+  ev.cpu = e.cpu;
+  ev.idx = e.idx;
+  ev.target = e.target;
+  ev.ret = e.ret;
+  ev.comm = std::move(comm);
+  if (e.kind != TraceKind::kExit)
+    ev.fun = std::move(fun);
   return ev;
 }
 

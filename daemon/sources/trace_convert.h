@@ -33,11 +33,8 @@ struct RawCpuhpEvent {
 
 // The event as the joiner takes it, named: `comm` the task, `fun` the
 // callback (ignored for exits, which carry none).
+// (The drain feeds raw events without one: TraceJoiner::FeedRaw.)
 TraceEvent ToTraceEvent(const RawCpuhpEvent& e, std::string comm, std::string fun);
-// The same into *out, whose strings keep their buffers: a drain converts
-// ~100 events a write with no allocation.
-void ToTraceEvent(const RawCpuhpEvent& e, std::string_view comm, std::string_view fun,
-                  TraceEvent* out);
 
 // Callback address -> name, from the text (`trace` file) of the same events:
 // each raw enter takes the name of the text enter with its event CPU, pid,

@@ -229,7 +229,11 @@ void RawCpuhpReader::Read() {
       runs_[kept++] = first + (merged_.size() - (end - runs_[r]));
     }
     runs_.resize(kept);
-    std::copy(merged_.begin(), merged_.end(), events.begin() + static_cast<std::ptrdiff_t>(first));
+    if (first == 0)  // all of them: the merged copy becomes the events
+      events.swap(merged_);
+    else
+      std::copy(merged_.begin(), merged_.end(),
+                events.begin() + static_cast<std::ptrdiff_t>(first));
   }
 }
 
@@ -284,8 +288,7 @@ void RawEventFeed::Feed(std::vector<RawCpuhpEvent>* read, uint64_t cutoff, TaskN
       if (fun.empty() || fun[0] == '0')
         ++unnamed;
     }
-    ToTraceEvent(e, names->Of(e.pid, e.event_cpu), fun, &event_);
-    joiner->FeedEvent(event_);
+    joiner->FeedRaw(e, names->Of(e.pid, e.event_cpu), fun);
   }
 }
 

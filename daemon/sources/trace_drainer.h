@@ -163,7 +163,6 @@ class RawEventFeed {
  private:
   std::vector<RawCpuhpEvent> held_;  // read, after the last joined operation
   std::vector<RawCpuhpEvent> now_;   // this drain's, up to the cutoff
-  TraceEvent event_;                 // the one fed, its strings' buffers kept
 };
 
 // The drainer thread's idle priority: the kernel runs it only where nothing

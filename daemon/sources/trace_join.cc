@@ -44,6 +44,11 @@ void TraceJoiner::FeedEvent(const TraceEvent& ev) {
   matcher_.Feed(ev, &pending_);
 }
 
+void TraceJoiner::FeedRaw(const RawCpuhpEvent& e, std::string_view comm, std::string_view fun) {
+  ++events_;
+  matcher_.Feed(e.kind, e.pid, e.cpu, e.idx, e.ret, e.ts_ns, comm, fun, &pending_);
+}
+
 void TraceJoiner::FeedText(std::string_view text) {
   while (!text.empty()) {
     size_t nl = text.find('\n');
@@ -96,6 +101,7 @@ void TraceJoiner::EndOperations(const std::vector<OpRecord>& batch) {
   constexpr size_t kOutside = SIZE_MAX;
   owner_.resize(pending_.size());
   first_.assign(batch.size() + 3, 0);
+  size_t outside = 0;
   for (size_t i = 0; i < pending_.size(); ++i) {
     const TraceStep& s = pending_[i];
     size_t k =
@@ -110,12 +116,24 @@ void TraceJoiner::EndOperations(const std::vector<OpRecord>& batch) {
     }
     owner_[i] = k;
     if (k == kOutside)
-      ++outside_ops_;
+      ++outside;
     else
       ++first_[k + 2];
   }
+  outside_ops_ += outside;
   for (size_t k = 2; k < first_.size(); ++k)
     first_[k] += first_[k - 1];
+  // Steps end write after write, so in a run they come grouped already:
+  // each operation's are pending_[first_[k + 1], first_[k + 2]), the later
+  // ones the rest, and nothing is moved but those.
+  if (outside == 0 && std::is_sorted(owner_.begin(), owner_.end())) {
+    for (size_t i = 0; i < batch.size(); ++i)
+      stats_.AddOperation(batch[i], std::span<const TraceStep>(pending_.data() + first_[i + 1],
+                                                               first_[i + 2] - first_[i + 1]));
+    pending_.erase(pending_.begin(),
+                   pending_.begin() + static_cast<ptrdiff_t>(first_[batch.size() + 1]));
+    return;
+  }
   // first_[k + 1]: where operation k's steps start (k == batch.size(): the later ones).
   grouped_.resize(first_.back());
   for (size_t i = 0; i < pending_.size(); ++i)

@@ -12,6 +12,7 @@
 
 #include "machine/hotplug_states.h"
 #include "sources/state_stats.h"
+#include "sources/trace_convert.h"
 #include "sources/trace_parser.h"
 
 namespace cpuhp {
@@ -29,6 +30,9 @@ class TraceJoiner {
   void FeedText(std::string_view text);
   // One decoded event, in timestamp order.
   void FeedEvent(const TraceEvent& ev);
+  // One raw event with its task's and callback's names (ignored for an
+  // exit): FeedEvent(ToTraceEvent(e, comm, fun)) without copying a string.
+  void FeedRaw(const RawCpuhpEvent& e, std::string_view comm, std::string_view fun);
   // Events the ring buffer reported missing before the next event.
   void AddLost(uint64_t n) { lost_markers_ += n; }
   // The operation's write has returned and every event up to its end has

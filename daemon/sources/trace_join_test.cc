@@ -3,12 +3,15 @@
 // (tests/fixtures/trace/README.md says which is which).
 #include "sources/trace_join.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "testing/raw_run.h"
 #include "testing/trace_fixtures.h"
 
 namespace cpuhp {
@@ -300,6 +303,70 @@ TEST(TraceJoiner, OperationWithoutEventsIsCountedNotZeroed) {
   EXPECT_EQ(out["ops_with_steps"], 0);
   EXPECT_EQ(out["per_operation"]["offline"]["state_sum"]["count"], 0);
   EXPECT_TRUE(out["kernel_states"].empty());
+}
+
+// The per-state tables (states, phases by online count, per-operation sums,
+// first operations) of every recorded trace, as the code gave them before
+// the join's per-step lookups were made cheaper (issue 31), kept in
+// tests/fixtures/trace/state-tables.json (CPUHP_WRITE_FIXTURE=1 writes it
+// anew). The raw capture runs 12 times with what one capture lacks: online
+// counts from 1 to 4, failed callbacks, a set-up write, drains of 5 writes.
+TEST(TraceJoiner, RecordedTracesGiveTheRecordedTables) {
+  json got;
+  {
+    RawRun run;
+    std::string why;
+    ASSERT_TRUE(LoadRawRun(std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/trace", 12, &run, &why))
+        << why;
+    for (OpRecord& op : run.ops) {
+      const int pair = static_cast<int>(op.index / 2);
+      op.online_before = (op.dir == Direction::kOffline ? 2 : 1) + pair % 3;
+      op.setup = op.index == 5;
+    }
+    const size_t per_pair = run.events.size() / 12;
+    for (size_t i = 3 * per_pair; i < 4 * per_pair; ++i)
+      if (run.events[i].kind == TraceKind::kExit && run.events[i].idx % 2 == 1)
+        run.events[i].ret = -16;
+    TraceJoiner j(run.states, 1);
+    RawEventFeed feed;
+    feed.fun_names = run.fun_names;
+    DrainRawRun(&run, 5, &feed, &j);
+    j.Finish();
+    got["raw_run"] = j.stats().ToJson();
+    got["raw_run"]["events"] = j.EventsJson();
+  }
+  auto text = [](const std::string& states, const std::string& trace,
+                 const std::vector<OpRecord>& ops) {
+    TraceJoiner j(States(states));
+    j.FeedText(Fixture(trace));
+    j.EndOperations(ops);
+    j.Finish();
+    json out = j.stats().ToJson();
+    out["events"] = j.EventsJson();
+    return out;
+  };
+  got["x86_64-6.18"] = text("x86_64-6.18.states", "x86_64-6.18-cpu1-offline-online.trace",
+                            {Op(0, 1, Direction::kOffline, 2497.383, 50.0, 2),
+                             Op(1, 1, Direction::kOnline, 2497.468, 4.7, 1)});
+  got["x86_64-6.1"] = text("x86_64-6.1.states", "x86_64-6.1-cpu1-offline-online.trace",
+                           {OpNs(0, 1, Direction::kOffline, 15702306310, 636512470, 4),
+                            OpNs(1, 1, Direction::kOnline, 17499760130, 481068110, 3)});
+  got["arm64-6.1"] = text("arm64-6.1.states", "arm64-6.1-cpu1-offline-online.trace",
+                          {OpNs(0, 1, Direction::kOffline, 7435488400, 273142960, 4),
+                           OpNs(1, 1, Direction::kOnline, 8763144704, 45795120, 3)});
+  got["malformed"] = text("x86_64-6.18.states", "malformed.trace",
+                          {Op(0, 1, Direction::kOffline, 3000.0, 7.5, 2)});
+  EXPECT_EQ(got["raw_run"]["setup_ops"], 1);
+  EXPECT_EQ(got["raw_run"]["ops_with_steps"], 23);
+  const std::string path =
+      std::string(CPUHP_SOURCE_DIR) + "/tests/fixtures/trace/state-tables.json";
+  if (std::getenv("CPUHP_WRITE_FIXTURE"))
+    std::ofstream(path) << got.dump(1) << "\n";
+  const json want = json::parse(Fixture("state-tables.json"));
+  for (const char* k : {"raw_run", "x86_64-6.18", "x86_64-6.1", "arm64-6.1", "malformed"})
+    for (const char* t : {"kernel_states", "phases", "per_operation", "first_operations"})
+      EXPECT_EQ(got[k][t], want[k][t]) << k << " " << t;
+  EXPECT_EQ(got, want);
 }
 
 }  // namespace

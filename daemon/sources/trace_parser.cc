@@ -170,42 +170,50 @@ StepWhere ClassifyTask(std::string_view comm, int target_cpu) {
 }
 
 void StepMatcher::Feed(const TraceEvent& ev, std::vector<TraceStep>* out) {
-  if (ev.kind == TraceKind::kLost)
+  Feed(ev.kind, ev.pid, ev.cpu, ev.idx, ev.ret, ev.ts_ns, ev.comm, ev.fun, out);
+}
+
+void StepMatcher::Feed(TraceKind kind, int pid, int cpu, int idx, int ret, uint64_t ts_ns,
+                       std::string_view comm, std::string_view fun, std::vector<TraceStep>* out) {
+  if (kind == TraceKind::kLost)
     return;
-  std::vector<TraceStep>& stack = stacks_[ev.pid];
-  if (ev.kind != TraceKind::kExit) {
+  std::vector<TraceStep>& stack = stacks_[pid];
+  if (kind != TraceKind::kExit) {
     if (stack.size() >= kMaxDepth) {  // a task cannot nest this deep: stale
       unmatched_enters_ += stack.size();
       stack.clear();
     }
     TraceStep& step = stack.emplace_back();
-    step.cpu = ev.cpu;
-    step.idx = ev.idx;
-    auto name = names_.find(std::string_view(ev.fun));
-    if (name == names_.end())
-      name = names_.emplace(ev.fun).first;
-    step.fun = *name;
-    step.where = ClassifyTask(ev.comm, ev.cpu);
-    step.multi = ev.kind == TraceKind::kMultiEnter;
-    step.begin_ns = ev.ts_ns;
+    step.cpu = cpu;
+    step.idx = idx;
+    auto name = names_.find(fun);
+    if (name == names_.end()) {
+      const size_t id = names_.size() + 1;
+      name = names_.emplace(fun, static_cast<uint16_t>(id <= UINT16_MAX ? id : 0)).first;
+    }
+    step.fun = name->first;
+    step.fun_id = name->second;
+    step.where = ClassifyTask(comm, cpu);
+    step.multi = kind == TraceKind::kMultiEnter;
+    step.begin_ns = ts_ns;
     return;
   }
   bool matched = false;
   for (size_t i = stack.size(); i-- > 0;) {
-    if (stack[i].cpu != ev.cpu || stack[i].idx != ev.idx)
+    if (stack[i].cpu != cpu || stack[i].idx != idx)
       continue;
     unmatched_enters_ += stack.size() - i - 1;
     TraceStep& step = out->emplace_back(std::move(stack[i]));
     stack.resize(i);
-    step.ret = ev.ret;
-    step.end_ns = ev.ts_ns < step.begin_ns ? step.begin_ns : ev.ts_ns;
+    step.ret = ret;
+    step.end_ns = ts_ns < step.begin_ns ? step.begin_ns : ts_ns;
     matched = true;
     break;
   }
   if (!matched)
     ++unmatched_exits_;
   if (stack.empty() && stacks_.size() > kKeptStacks)
-    stacks_.erase(ev.pid);
+    stacks_.erase(pid);
 }
 
 size_t StepMatcher::open() const {

@@ -15,7 +15,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace cpuhp {
@@ -54,14 +53,19 @@ struct TraceStep {
   int cpu = -1;  // hotplugged CPU
   int idx = -1;  // state number (for cpuhp_kick_ap_work: the state it started from)
   // The callback: a name kept by the StepMatcher that made the step, valid
-  // for its life (no string per step: issue 31).
+  // for its life (no string per step: issue 31), and that matcher's number
+  // for it (1, 2, ...; 0 for a step made otherwise, or past 65535 names:
+  // a kernel has a few hundred callbacks), which KernelStateStats keys its
+  // per-step lookups by. 16 bits keep a step at 48 bytes.
   std::string_view fun;
+  uint16_t fun_id = 0;
   StepWhere where = StepWhere::kControl;
   bool multi = false;  // cpuhp_multi_enter: one instance of a multi-instance state
   int ret = 0;
   uint64_t begin_ns = 0;
   uint64_t end_ns = 0;
 };
+static_assert(sizeof(TraceStep) <= 48, "a drain moves ~5000 steps a time");
 
 // Pairs enters with exits per task: a task runs one callback at a time, and
 // cpuhp_kick_ap_work's own enter/exit nests the same way, so a stack per pid
@@ -75,6 +79,10 @@ class StepMatcher {
   StepMatcher(StepMatcher&&) = default;
   // Feeds one event; appends a finished step to *out when it completes one.
   void Feed(const TraceEvent& ev, std::vector<TraceStep>* out);
+  // The same with the event's fields one by one and its task and callback
+  // names as views (the raw path, trace_join.h: no string copied).
+  void Feed(TraceKind kind, int pid, int cpu, int idx, int ret, uint64_t ts_ns,
+            std::string_view comm, std::string_view fun, std::vector<TraceStep>* out);
 
   uint64_t unmatched_exits() const { return unmatched_exits_; }
   uint64_t unmatched_enters() const { return unmatched_enters_; }
@@ -90,8 +98,8 @@ class StepMatcher {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
-  // Every callback name seen: a node's string does not move.
-  std::unordered_set<std::string, NameHash, std::equal_to<>> names_;
+  // Every callback name seen, with its number: a node's string does not move.
+  std::unordered_map<std::string, uint16_t, NameHash, std::equal_to<>> names_;
   std::unordered_map<int, std::vector<TraceStep>> stacks_;
   uint64_t unmatched_exits_ = 0;
   uint64_t unmatched_enters_ = 0;
