@@ -14,7 +14,8 @@ SmtSwitchStats::SmtSwitchStats(std::array<std::string, 2> modes, std::string met
     : modes_(std::move(modes)), method_(std::move(method)) {}
 
 void SmtSwitchStats::Add(const OpRecord& rec) {
-  if (!rec.group)
+  // No switch, or the rest of one a stop cut short (see StateFromJson).
+  if (!rec.group || rec.group == cut_group_)
     return;
   if (rec.group != group_) {
     if (group_)
@@ -79,9 +80,10 @@ nlohmann::json SmtSwitchStats::StateToJson() const {
                   {"cpus_min", m.cpus_min},
                   {"cpus_max", m.cpus_max},
                   {"failed_writes", m.failed_writes}});
-  return {{"modes", modes_},           {"method", method_},   {"to", std::move(to)},
-          {"incomplete", incomplete_}, {"group", group_},     {"start_ns", start_ns_},
-          {"end_ns", end_ns_},         {"changed", changed_}, {"failed", failed_}};
+  return {{"modes", modes_},         {"method", method_},         {"to", std::move(to)},
+          {"cut_group", cut_group_}, {"incomplete", incomplete_}, {"group", group_},
+          {"start_ns", start_ns_},   {"end_ns", end_ns_},         {"changed", changed_},
+          {"failed", failed_}};
 }
 
 bool SmtSwitchStats::StateFromJson(const nlohmann::json& j, std::string* err) {
@@ -115,10 +117,19 @@ bool SmtSwitchStats::StateFromJson(const nlohmann::json& j, std::string* err) {
     by_mode_ = std::move(by_mode);
     incomplete_ = incomplete;
     group_ = group;
+    cut_group_ = j.value("cut_group", uint64_t{0});
     start_ns_ = start_ns;
     end_ns_ = end_ns;
     changed_ = changed;
     failed_ = failed;
+    // A switch in progress at the checkpoint is resumed after a gap (the
+    // stop, the restore, the restart): its time would include that gap.
+    // It is counted incomplete, as at a stop, and its remaining writes are
+    // not timed.
+    if (group_) {
+      cut_group_ = group_;
+      Finish(false);
+    }
     return true;
   } catch (const std::exception& e) {
     *err = std::string("smt switches: ") + e.what();

@@ -37,7 +37,9 @@ class SmtSwitchStats {
   nlohmann::json ToJson() const;
 
   // Checkpoint: the table and the switch in progress. StateFromJson refuses
-  // a document of other modes or method and leaves *this unchanged then.
+  // a document of other modes or method and leaves *this unchanged then; a
+  // switch in progress at the checkpoint counts as incomplete after it (a
+  // resume comes after a gap its time must not include).
   nlohmann::json StateToJson() const;
   bool StateFromJson(const nlohmann::json& j, std::string* err);
 
@@ -56,6 +58,8 @@ class SmtSwitchStats {
   uint64_t incomplete_ = 0;
   // The switch in progress.
   uint64_t group_ = 0;
+  // The switch a resume found in progress: its remaining writes are not timed.
+  uint64_t cut_group_ = 0;
   uint64_t start_ns_ = 0, end_ns_ = 0;
   int changed_ = 0;
   uint64_t failed_ = 0;

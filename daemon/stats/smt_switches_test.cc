@@ -77,8 +77,9 @@ TEST(SmtSwitchStatsTest, CountsTheCpusAControlWriteMoved) {
   EXPECT_EQ(j["to"][1]["failed_writes"], 1);
 }
 
-// A checkpoint keeps the table and the switch in progress: the resumed
-// stats end that switch as if the run had not stopped.
+// A checkpoint keeps the table; the switch in progress at it is counted
+// incomplete after the resume and its remaining writes are not timed (the
+// resume comes after a gap), then the next switch is timed as before.
 TEST(SmtSwitchStatsTest, StateSurvivesACheckpoint) {
   SmtSwitchStats st({"off", "on"}, "threads");
   st.Add(Rec(1, 1000, 100));
@@ -88,21 +89,33 @@ TEST(SmtSwitchStatsTest, StateSurvivesACheckpoint) {
   SmtSwitchStats resumed({"off", "on"}, "threads");
   std::string err;
   ASSERT_TRUE(resumed.StateFromJson(saved, &err)) << err;
-  EXPECT_EQ(resumed.StateToJson(), saved);
-  resumed.Add(Rec(2, 2100, 50));
+  resumed.Add(Rec(2, 9000, 50));  // switch 2's rest, after the gap: not timed
+  resumed.Add(Rec(3, 9100, 70));
   resumed.Finish(true);
-  st.Add(Rec(2, 2100, 50));
-  st.Finish(true);
-  EXPECT_EQ(resumed.ToJson(), st.ToJson());
-  EXPECT_EQ(resumed.ToJson()["to"][1]["min_ns"], 150);
+  const nlohmann::json j = resumed.ToJson();
+  EXPECT_EQ(j["incomplete"], 1);
+  EXPECT_EQ(j["to"][1]["switches"], 0);  // switch 2 went to "on"
+  EXPECT_EQ(j["to"][0]["switches"], 2);  // switches 1 and 3
+  EXPECT_EQ(j["to"][0]["max_ns"], 300);
+  EXPECT_EQ(j["to"][0]["min_ns"], 70);
+  // A second checkpoint inside the cut switch keeps it cut.
+  SmtSwitchStats again({"off", "on"}, "threads");
+  SmtSwitchStats mid({"off", "on"}, "threads");
+  ASSERT_TRUE(mid.StateFromJson(saved, &err)) << err;
+  ASSERT_TRUE(again.StateFromJson(mid.StateToJson(), &err)) << err;
+  again.Add(Rec(2, 9500, 50));
+  again.Finish(true);
+  EXPECT_EQ(again.ToJson()["incomplete"], 1);
+  EXPECT_EQ(again.ToJson()["to"][1]["switches"], 0);
 
   SmtSwitchStats other({"1", "8"}, "threads");
   EXPECT_FALSE(other.StateFromJson(saved, &err));
   EXPECT_NE(err.find("not this run's"), std::string::npos) << err;
   nlohmann::json broken = saved;
   broken["to"][0]["switches"] = "x";
+  const nlohmann::json before = resumed.ToJson();
   EXPECT_FALSE(resumed.StateFromJson(broken, &err));
-  EXPECT_EQ(resumed.ToJson(), st.ToJson());  // unchanged
+  EXPECT_EQ(resumed.ToJson(), before);  // unchanged
 }
 
 }  // namespace
