@@ -16,24 +16,11 @@ column (cost per added switched CPU between neighbouring sizes) shows that.
 """
 import json
 import math
+import os
 import sys
 
-
-def ms(ns):
-    return f"{ns / 1e6:.3f}"
-
-
-def fit(points):
-    """points: {cpus: (mean_ns, se_ns)} -> (slope ns/CPU, 95 % half-width)."""
-    xs = sorted(points)
-    if len(xs) < 2:
-        return None
-    xbar = sum(xs) / len(xs)
-    sxx = sum((x - xbar) ** 2 for x in xs)
-    ybar = sum(points[x][0] for x in xs) / len(xs)
-    slope = sum((x - xbar) * (points[x][0] - ybar) for x in xs) / sxx
-    se = math.sqrt(sum(((x - xbar) / sxx) ** 2 * points[x][1] ** 2 for x in xs))
-    return slope, 1.96 * se
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scale_table import fit, ms  # noqa: E402  (the seeds' table: one fit, one format)
 
 
 def rows_of(path):
@@ -78,11 +65,12 @@ def main(argv):
     print()
     groups = {}
     for x in rows:
-        groups.setdefault((x["method"], x["mode"]), {})[x["switched"]] = (x["mean"], x["se"])
+        groups.setdefault((x["method"], x["mode"]), {})[x["switched"]] = (
+            x["n"], x["mean"], x["se"])
     for (method, mode), pts in sorted(groups.items()):
         f = fit(pts)
         xs = sorted(pts)
-        steps = ", ".join(f"{a}->{b}: {ms((pts[b][0] - pts[a][0]) / (b - a))}"
+        steps = ", ".join(f"{a}->{b}: {ms((pts[b][1] - pts[a][1]) / (b - a))}"
                           for a, b in zip(xs, xs[1:]))
         fitted = f"{ms(f[0])} ms [{ms(f[0] - f[1])}, {ms(f[0] + f[1])}]" if f else "one size"
         print(f"- {method}, to {mode}: {fitted}; steps (ms per CPU) {steps or '-'}")
