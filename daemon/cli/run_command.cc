@@ -418,6 +418,9 @@ RunResult RunOperations(RunPlan* p, RunSources* s, Runner* runner,
     res.outcome.stop_reason = "fatal";
     res.outcome.message = std::string("internal error: ") + e.what();
   }
+  // A stop between two switches leaves the last one complete.
+  p->schedule->Settle(runner->state());
+  p->stats->CloseGroupsBefore(p->schedule->next_group());
   p->soak->Finish(res.outcome, runner, *p->stats, p->schedule.get(), &p->oplog);
   res.elapsed_ns = runner->elapsed_ns();
   progress.Finish();

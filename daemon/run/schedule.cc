@@ -301,16 +301,34 @@ class Sweep : public Schedule {
 // core's first thread is never written, and a core whose first thread is
 // offline gets none of its siblings back (as cpuhp_smt_enable()). Switches
 // go to smt.modes[0], then [1], and so on; the pattern ends after
-// smt.switches of them (0: never). A write that did not take leaves that
-// CPU out for the rest of its switch: the switch still ends. Method
-// "control": one smt/control write per switch (NextControl).
+// smt.switches of them (0: never); a switch that finds the machine already
+// where its mode puts it has no write and does not count (a resume finds
+// the start mask restored). A write that did not take leaves that CPU out
+// for the rest of its switch: the switch still ends. Method "control": one
+// smt/control write per switch (NextControl).
 class SmtSwitch : public Schedule {
  public:
   explicit SmtSwitch(const ScheduleParams& p) : p_(p) {}
 
   std::optional<Operation> Next(const OnlineState& s) override {
+    if (!error_.empty())
+      return std::nullopt;  // Settle found the kernel refusing the mode
     return p_.smt.method == "control" ? NextControl(s) : NextThreads(s);
   }
+
+  // The last write is judged on the machine it left, and a switch with no
+  // write left is over: a checkpoint then resumes at the next switch, and
+  // the switch table closes this one (next_group).
+  void Settle(const OnlineState& s) override {
+    if (p_.smt.method == "control") {
+      JudgeControl(s);
+      return;
+    }
+    JudgeThreads(s);
+    if (wrote_ && !done() && !Step(s))
+      Advance();
+  }
+  uint64_t next_group() const override { return switch_; }
 
   nlohmann::json Describe() const override {
     nlohmann::json cores = nlohmann::json::array();
@@ -318,7 +336,7 @@ class SmtSwitch : public Schedule {
       cores.push_back(FormatCpuList(core));
     return {{"method", p_.smt.method},     {"modes", p_.smt.modes},
             {"threads", p_.smt_threads},   {"cores", std::move(cores)},
-            {"switches", p_.smt.switches}, {"switches_done", switch_ - 1}};
+            {"switches", p_.smt.switches}, {"switches_done", counted() - 1}};
   }
 
   std::optional<ScheduleProgress> Progress() const override {
@@ -326,18 +344,20 @@ class SmtSwitch : public Schedule {
       return std::nullopt;
     ScheduleProgress pr;
     pr.total = p_.smt.switches;
-    pr.done = std::min(pr.total, switch_ - 1);
-    pr.label = "switch " + std::to_string(std::min(switch_, pr.total)) + "/" +
+    pr.done = std::min(pr.total, counted() - 1);
+    pr.label = "switch " + std::to_string(std::min(counted(), pr.total)) + "/" +
                std::to_string(pr.total) + " (to " + p_.smt.modes[(switch_ - 1) % 2] + ")";
     return pr;
   }
 
   // A pattern that ended by itself finished its last switch.
-  bool done() const { return p_.smt.switches && switch_ > p_.smt.switches; }
+  bool done() const { return p_.smt.switches && counted() > p_.smt.switches; }
 
   nlohmann::json SaveState() const override {
     return {{"pattern", "smt"},
             {"switch", switch_},
+            {"skipped", skipped_},
+            {"wrote", wrote_},
             {"given_up", given_up_},
             {"last_cpu", last_.cpu},
             {"last_dir", static_cast<int>(last_.dir)},
@@ -348,6 +368,9 @@ class SmtSwitch : public Schedule {
   bool RestoreState(const nlohmann::json& j, std::string* err) override {
     return Restore(j, "smt", err, [&] {
       switch_ = j.at("switch").get<uint64_t>();
+      // Before Settle, a checkpoint was always taken inside a switch.
+      skipped_ = j.value("skipped", uint64_t{0});
+      wrote_ = j.value("wrote", true);
       given_up_ = j.at("given_up").get<std::vector<int>>();
       last_ = {j.at("last_cpu").get<int>(), DirFrom(j.at("last_dir"))};
       // A checkpoint of the threads method before "control" existed has none
@@ -361,16 +384,32 @@ class SmtSwitch : public Schedule {
       const auto known = [&](int cpu) {
         return std::binary_search(p_.cpus.begin(), p_.cpus.end(), cpu);
       };
-      return switch_ >= 1 && std::all_of(given_up_.begin(), given_up_.end(), known) &&
+      return switch_ >= 1 && skipped_ < switch_ &&
+             std::all_of(given_up_.begin(), given_up_.end(), known) &&
              (last_.cpu == Operation{}.cpu || known(last_.cpu));
     });
   }
 
  private:
-  std::optional<Operation> NextThreads(const OnlineState& s) {
+  // The switch in progress, counting only the ones with a write.
+  uint64_t counted() const { return switch_ - skipped_; }
+
+  // A write that did not take leaves its CPU out for the rest of the switch.
+  void JudgeThreads(const OnlineState& s) {
     if (last_.cpu >= 0 && s.IsOnline(last_.cpu) != (last_.dir == Direction::kOnline))
       given_up_.push_back(last_.cpu);
     last_ = Operation{};
+  }
+
+  void Advance() {
+    skipped_ += !wrote_;
+    wrote_ = false;
+    ++switch_;
+    given_up_.clear();
+  }
+
+  std::optional<Operation> NextThreads(const OnlineState& s) {
+    JudgeThreads(s);
     // This switch's next write; none left: the next switch (one that finds
     // the machine already there, the first one may, has no write).
     for (int tries = 0; tries < 2; ++tries) {
@@ -379,10 +418,10 @@ class SmtSwitch : public Schedule {
       if (std::optional<Operation> op = Step(s)) {
         op->group = switch_;
         last_ = *op;
+        wrote_ = true;
         return op;
       }
-      ++switch_;
-      given_up_.clear();
+      Advance();
     }
     error_ = "smt: neither mode changes any CPU from here (every sibling refused its writes)";
     return std::nullopt;
@@ -392,18 +431,22 @@ class SmtSwitch : public Schedule {
   // switch; the kernel moves the threads inside it. A switch that finds the
   // machine already where its mode puts it has no write. Three failed
   // switches in a row stop the pattern: the kernel refuses the mode.
-  std::optional<Operation> NextControl(const OnlineState& s) {
-    if (last_.smt_mode) {
-      failed_in_a_row_ = s.online == expect_ ? 0 : failed_in_a_row_ + 1;
-      if (failed_in_a_row_ >= kMaxFailedSwitches) {
-        error_ = "smt: smt/control \"" + *last_.smt_mode + "\" left the online CPUs at " +
-                 FormatCpuList(OnlineCpus(s)) + " " + std::to_string(failed_in_a_row_) +
-                 " switches in a row, not where the mode puts them";
-        return std::nullopt;
-      }
-      ++switch_;
-    }
+  void JudgeControl(const OnlineState& s) {
+    if (!last_.smt_mode)
+      return;
+    failed_in_a_row_ = s.online == expect_ ? 0 : failed_in_a_row_ + 1;
+    if (failed_in_a_row_ >= kMaxFailedSwitches)
+      error_ = "smt: smt/control \"" + *last_.smt_mode + "\" left the online CPUs at " +
+               FormatCpuList(OnlineCpus(s)) + " " + std::to_string(failed_in_a_row_) +
+               " switches in a row, not where the mode puts them";
+    ++switch_;
     last_ = Operation{};
+  }
+
+  std::optional<Operation> NextControl(const OnlineState& s) {
+    JudgeControl(s);
+    if (!error_.empty())
+      return std::nullopt;
     for (int tries = 0; tries < 2; ++tries, ++switch_) {
       if (done())
         return std::nullopt;
@@ -413,8 +456,10 @@ class SmtSwitch : public Schedule {
         for (size_t t = 1; t < core.size(); ++t)
           expect_[static_cast<size_t>(core[t])] =
               s.IsOnline(core.front()) && static_cast<int>(t) < p_.smt_threads[m];
-      if (expect_ == s.online)
+      if (expect_ == s.online) {
+        ++skipped_;
         continue;
+      }
       Operation op;
       op.cpu = -1;
       op.dir = p_.smt_threads[m] < p_.smt_threads[1 - m] ? Direction::kOffline : Direction::kOnline;
@@ -457,6 +502,9 @@ class SmtSwitch : public Schedule {
 
   ScheduleParams p_;
   uint64_t switch_ = 1;
+  // Switches that had no write (not counted), and whether switch_ had one.
+  uint64_t skipped_ = 0;
+  bool wrote_ = false;
   std::vector<int> given_up_;
   Operation last_;
   // Method "control": the mask the switch in progress must leave, and its

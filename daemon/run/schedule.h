@@ -71,6 +71,14 @@ class Schedule {
   // from the same online state. RestoreState refuses a mismatched document.
   virtual nlohmann::json SaveState() const = 0;
   virtual bool RestoreState(const nlohmann::json& j, std::string* err) = 0;
+  // Before a checkpoint and at the end of the run: takes in what the last
+  // operation left on the machine `s` now, so that the saved position does
+  // not judge it later against a machine a restart has restored (a resume
+  // starts from the start mask). The operations that follow do not change.
+  virtual void Settle(const OnlineState& s) { (void)s; }
+  // The group (OpRecord::group) of the next operation: a group below it is
+  // complete. 0: this schedule has no groups.
+  virtual uint64_t next_group() const { return 0; }
 
  protected:
   std::string error_;

@@ -381,6 +381,104 @@ TEST(ScheduleTest, SmtControlWritesTheModeOncePerSwitch) {
   EXPECT_EQ(resumed->SaveState()["failed_in_a_row"], 0);
 }
 
+// Drives the smt schedule on a perfect machine ("-4 -5 ..." for threads,
+// "off 1" for smt/control writes, each with its group), settling before every
+// operation when `settle` (a checkpoint before each).
+std::string DriveSmt(Schedule* sched, OnlineState* s, bool settle) {
+  std::string seq;
+  for (;;) {
+    if (settle)
+      sched->Settle(*s);
+    std::optional<Operation> op = sched->Next(*s);
+    if (!op)
+      return seq + "end";
+    if (op->smt_mode) {
+      seq += *op->smt_mode + " " + std::to_string(op->group) + " ";
+      for (size_t c = 0; c < s->online.size(); ++c)
+        s->Set(static_cast<int>(c), (*op->expect_online)[c] != 0);
+      continue;
+    }
+    seq += (op->dir == Direction::kOffline ? "-" : "+") + std::to_string(op->cpu) + "/" +
+           std::to_string(op->group) + " ";
+    s->Set(op->cpu, op->dir == Direction::kOnline);
+  }
+}
+
+// Settle (before each checkpoint) changes nothing that follows on the same
+// machine; it closes a switch with no write left (next_group). A resume
+// finds the start mask restored: the switch that restore undid is redone or,
+// already there, skipped without counting, so the run still makes its
+// switches; a switch with no write never counts (modes "on" first).
+TEST(ScheduleTest, SmtSettlesBeforeACheckpointAndResumesOnARestoredMachine) {
+  std::string err;
+  for (const char* method : {"threads", "control"}) {
+    SCOPED_TRACE(method);
+    ScheduleParams p = SmtParams(4);
+    p.smt.method = method;
+    OnlineState a = AllOnline(8), b = AllOnline(8);
+    auto plain = NewSchedule(p, a, &err);
+    auto settled = NewSchedule(p, b, &err);
+    ASSERT_TRUE(plain && settled) << err;
+    const std::string whole = DriveSmt(plain.get(), &a, false);
+    EXPECT_EQ(DriveSmt(settled.get(), &b, true), whole);
+    EXPECT_EQ(settled->Describe()["switches_done"], 4);
+
+    // Checkpointed right after switch 1 (to off), resumed on the restored
+    // machine: switch 2 (on) has nothing to do, 3, 4 and 5 make the four.
+    OnlineState s = AllOnline(8);
+    auto first = NewSchedule(p, s, &err);
+    const int writes = p.smt.method == "control" ? 1 : 4;
+    for (int i = 0; i < writes; ++i) {
+      std::optional<Operation> op = first->Next(s);
+      ASSERT_TRUE(op);
+      if (op->smt_mode)
+        for (int c = 4; c < 8; ++c)
+          s.Set(c, false);
+      else
+        s.Set(op->cpu, false);
+    }
+    EXPECT_EQ(first->next_group(), 1u);
+    first->Settle(s);
+    EXPECT_EQ(first->next_group(), 2u);  // switch 1 is over
+    const nlohmann::json saved = first->SaveState();
+    OnlineState restored = AllOnline(8);
+    auto resumed = NewSchedule(p, restored, &err);
+    ASSERT_TRUE(resumed->RestoreState(saved, &err)) << err;
+    const std::string rest = DriveSmt(resumed.get(), &restored, false);
+    EXPECT_EQ(rest, p.smt.method == "control"
+                        ? "off 3 on 4 off 5 end"
+                        : "-4/3 -5/3 -6/3 -7/3 +4/4 +5/4 +6/4 +7/4 -4/5 -5/5 -6/5 -7/5 end");
+    EXPECT_EQ(resumed->Describe()["switches_done"], 4);
+    EXPECT_EQ(resumed->SaveState()["failed_in_a_row"], 0);
+    EXPECT_EQ(resumed->error(), "");
+  }
+
+  // Threads method cut inside switch 2 (to on, two of four written): the
+  // restored machine is already on, switch 2 counts (it wrote), 3 and 4 end.
+  OnlineState s = AllOnline(8);
+  auto cut = NewSchedule(SmtParams(4), s, &err);
+  for (int i = 0; i < 6; ++i) {
+    std::optional<Operation> op = cut->Next(s);
+    s.Set(op->cpu, op->dir == Direction::kOnline);
+  }
+  cut->Settle(s);
+  EXPECT_EQ(cut->next_group(), 2u);  // in progress
+  OnlineState restored = AllOnline(8);
+  auto resumed = NewSchedule(SmtParams(4), restored, &err);
+  ASSERT_TRUE(resumed->RestoreState(cut->SaveState(), &err)) << err;
+  EXPECT_EQ(DriveSmt(resumed.get(), &restored, false),
+            "-4/3 -5/3 -6/3 -7/3 +4/4 +5/4 +6/4 +7/4 end");
+
+  // Modes "on" then "off" on a machine that is on: the first switch has no
+  // write and does not count.
+  ScheduleParams on_first = SmtParams(2, {2, 1});
+  on_first.smt.modes = {"on", "off"};
+  OnlineState o = AllOnline(8);
+  auto sched = NewSchedule(on_first, o, &err);
+  ASSERT_TRUE(sched) << err;
+  EXPECT_EQ(DriveSmt(sched.get(), &o, false), "-4/2 -5/2 -6/2 -7/2 +4/3 +5/3 +6/3 +7/3 end");
+}
+
 TEST(RngTest, AllZeroStateIsRefused) {
   Rng rng(1);
   const auto before = rng.state();

@@ -224,11 +224,15 @@ std::string SoakSession::StatusLine(const Runner& runner, const RunStats& stats)
   return s;
 }
 
-bool SoakSession::WriteNow(Runner* runner, const RunStats& stats, Schedule* schedule, OpLog* oplog,
+bool SoakSession::WriteNow(Runner* runner, RunStats& stats, Schedule* schedule, OpLog* oplog,
                            const std::string& stopped_by) {
   if (!state_dir_)
     return true;
   std::string err;
+  // The schedule takes in the last write on this machine, not on the one a
+  // resume restores, and the switch table closes the switches it finished.
+  schedule->Settle(runner->state());
+  stats.CloseGroupsBefore(schedule->next_group());
   Checkpoint c;
   c.identity = ckpt_.identity;
   c.seed = ckpt_.seed;
@@ -265,7 +269,7 @@ bool SoakSession::WriteNow(Runner* runner, const RunStats& stats, Schedule* sche
   return true;
 }
 
-void SoakSession::Tick(Runner* runner, const RunStats& stats, Schedule* schedule, OpLog* oplog,
+void SoakSession::Tick(Runner* runner, RunStats& stats, Schedule* schedule, OpLog* oplog,
                        const std::function<nlohmann::json()>& report) {
   const uint64_t now = MonotonicClock()->NowNs();
   notifier_.WatchdogPing(now);
@@ -321,7 +325,7 @@ void SoakSession::Tick(Runner* runner, const RunStats& stats, Schedule* schedule
   }
 }
 
-void SoakSession::Finish(const RunOutcome& outcome, Runner* runner, const RunStats& stats,
+void SoakSession::Finish(const RunOutcome& outcome, Runner* runner, RunStats& stats,
                          Schedule* schedule, OpLog* oplog) {
   notifier_.Stopping();
   if (!state_dir_)

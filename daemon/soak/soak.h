@@ -76,12 +76,12 @@ class SoakSession {
   void Start(Runner* runner, const std::string& started_at, uint64_t seed);
 
   // From the runner's tick. `report` builds an interim report.
-  void Tick(Runner* runner, const RunStats& stats, Schedule* schedule, OpLog* oplog,
+  void Tick(Runner* runner, RunStats& stats, Schedule* schedule, OpLog* oplog,
             const std::function<nlohmann::json()>& report);
   // After the run: a final checkpoint, kept. Stopped by a signal, a restart
   // resumes the run; ended by itself, it is marked finished, and a restart
   // before Complete() writes the report from it without any operation.
-  void Finish(const RunOutcome& outcome, Runner* runner, const RunStats& stats, Schedule* schedule,
+  void Finish(const RunOutcome& outcome, Runner* runner, RunStats& stats, Schedule* schedule,
               OpLog* oplog);
   // The resumed checkpoint's run had already ended (Finish marked it): run
   // no operation, report this outcome.
@@ -97,7 +97,7 @@ class SoakSession {
   std::string StatusLine(const Runner& runner, const RunStats& stats) const;
 
  private:
-  bool WriteNow(Runner* runner, const RunStats& stats, Schedule* schedule, OpLog* oplog,
+  bool WriteNow(Runner* runner, RunStats& stats, Schedule* schedule, OpLog* oplog,
                 const std::string& stopped_by);
   void Refuse(const std::string& why);
 

@@ -29,6 +29,11 @@ class RunStats {
   // The smt pattern's switch table, fed every record Add gets (not owned;
   // in StateToJson as "smt", so a resumed run's table spans every segment).
   void set_smt(SmtSwitchStats* smt) { smt_ = smt; }
+  // The schedule's groups below `group` are complete (Schedule::next_group).
+  void CloseGroupsBefore(uint64_t group) {
+    if (smt_)
+      smt_->CloseBefore(group);
+  }
 
   uint64_t ops() const { return ops_; }
   uint64_t failed_ops() const { return failed_ops_; }  // write returned an errno

@@ -3,8 +3,9 @@
 // the start of its first write to the end of its last (the time `ppc64_cpu
 // --smt=N` takes), by the mode it switches to, with the CPUs it changed.
 // Fed the run's operation records in order (OpRecord::group says the
-// switch); a switch is complete when the next one starts, or when the
-// pattern ended by itself after it.
+// switch); a switch is complete when the next one starts, when the
+// schedule says it is over (CloseBefore), or when the pattern ended by
+// itself after it.
 #pragma once
 
 #include <array>
@@ -28,6 +29,12 @@ class SmtSwitchStats {
   // progress (it ended by itself), else that switch was cut short and is
   // counted as incomplete, not timed.
   void Finish(bool last_complete);
+  // The schedule is past the switch in progress if it is below `group`: it
+  // is complete (before a checkpoint; Schedule::next_group).
+  void CloseBefore(uint64_t group) {
+    if (group_ && group_ < group)
+      Close();
+  }
 
   uint64_t switches(int to) const { return by_mode_[static_cast<size_t>(to)].switches.count(); }
 

@@ -229,6 +229,70 @@ class SmtTest(lib.RealCpuCase):
         self.assertEqual(read(f"{SYS}/smt/control"), "on")
         self.assertEqual(read(f"{SYS}/online"), self.start_online)
 
+    def test_smt_soak_resumes_after_kill(self):
+        """A soak of the smt pattern killed with -9 after a checkpoint, both
+        methods: the same `run` again restores the start mask and mode,
+        resumes, and ends with all its switches (the one the restore undid
+        redone, or counted incomplete if it was in progress), no failed
+        write, a pass in every format, every CPU and smt/control as found."""
+        cores = cores_from_sysfs()
+        if self.control != "on" or max(len(c) for c in cores) == 1:
+            return  # test_smt_pattern covers the refusal
+        siblings = sum(len(c) - 1 for c in cores)
+        switches = 40
+        for method in ("threads", "control"):
+            with self.subTest(method=method):
+                state = os.path.join(self.dir, f"soak-{method}")
+                report = os.path.join(self.dir, f"soak-{method}.json")
+                cfg = os.path.join(self.dir, f"soak-{method}.cfg.json")
+                with open(cfg, "w") as f:
+                    json.dump({"pattern": "smt", "checkpoint_interval": "100ms",
+                               "smt": {"switches": switches, "method": method}}, f)
+                argv = [lib.BIN, "run", "--config", cfg, "--state-dir", state, "--report",
+                        report, "--progress", "never"]
+                proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+                ckpt = os.path.join(state, "checkpoint.json")
+                # Killed once a checkpoint has some switches behind it.
+                per_switch = siblings if method == "threads" else 1
+                done, deadline = 0, time.monotonic() + 120
+                while proc.poll() is None and time.monotonic() < deadline:
+                    try:
+                        with open(ckpt) as f:
+                            done = json.load(f)["next_index"]
+                    except (OSError, ValueError, KeyError):
+                        done = 0
+                    if done >= 3 * per_switch:
+                        break
+                    time.sleep(0.005)
+                proc.kill()
+                proc.wait()
+                self.assertEqual(proc.returncode, -9, "the run ended before the kill")
+                p = self.run_tool(*argv[1:], check=0)
+                self.assertIn("resuming the run", p.stderr)
+                r = self.load_report(report)
+                smt = r["smt"]
+                print(f"{method}: killed after checkpoint at op {done}, resumed at "
+                      f"{r['soak']['restarts'][0]['resumed_at_index']}; ops {r['totals']['ops']}"
+                      f", switches {[row['switches'] for row in smt['to']]}, incomplete "
+                      f"{smt['incomplete']}")
+                self.assertEqual(r["run"]["stop_reason"], "schedule_complete")
+                self.assertEqual([x["kind"] for x in r["soak"]["restarts"]], ["crash"])
+                self.assertEqual(r["totals"]["failed"], 0)
+                self.assertEqual(r["totals"]["readback_mismatches"], 0)
+                self.assertEqual(sum(row["switches"] for row in smt["to"]) + smt["incomplete"],
+                                 switches, json.dumps(smt)[:1000])
+                self.assertLessEqual(smt["incomplete"], 1)
+                for row in smt["to"]:
+                    self.assertEqual(row["cpus_per_switch_min"], siblings, row["mode"])
+                    self.assertEqual(row["failed_writes"], 0, row["mode"])
+                for fmt in ("text", "markdown", "junit", "kcidb", "lava", "html"):
+                    q = self.run_tool("report", "--format", fmt, report)
+                    self.assertEqual(q.returncode, 0, f"{method} {fmt}:\n{q.stdout}{q.stderr}")
+                self.assertEqual(read(f"{SYS}/smt/control"), "on")
+                self.assertEqual(read(f"{SYS}/online"), self.start_online)
+                self.assertFalse(os.path.exists(ckpt))
+
 
 if __name__ == "__main__":
     lib.main(SmtTest)
