@@ -343,6 +343,20 @@ class FirstContact(unittest.TestCase):
         self.assertRegex(p.stdout, r"\n +0 +offline +6 +8  set-up\n")
         self.assertIn("end of the run after", p.stdout)
         self.assertFalse(os.path.exists(self.path("r.json")))
+        # The smt pattern's control method: the cpu column fits "smt/control off".
+        with open(self.path("smt.json"), "w") as f:
+            json.dump({"backend": "sim", "pattern": "smt", "sim": {"threads_per_core": 2},
+                       "smt": {"method": "control", "switches": 3}}, f)
+        p = run("run", "--config", self.path("smt.json"), "--dry-run", "10")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        head = next(i for i, l in enumerate(lines) if l.lstrip().startswith("op "))
+        rows = lines[head + 1:head + 4]
+        self.assertRegex(rows[0], r"^ +0 +offline +smt/control off +8  switch 1$")
+        self.assertRegex(rows[1], r"^ +1 +online +smt/control on +4  switch 2$")
+        end = lines[head].index("cpu") + len("cpu")
+        for row in rows:  # right-aligned under the header's "cpu"
+            self.assertTrue(row[:end].endswith(("smt/control off", "smt/control on")), p.stdout)
 
     # ---- 11: CLI conventions ----
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "cli/dry_run_command.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <memory>
 #include <optional>
@@ -62,7 +63,12 @@ int DryRunCommand(const Config& cfg_in, uint64_t max_ops, std::FILE* out) {
                cfg.duration_ns ? FormatDuration(cfg.duration_ns).c_str() : "no limit");
   if (nlohmann::json d = schedule->Describe(); !d.empty())
     std::fprintf(out, "schedule: %s\n", d.dump().c_str());
-  std::fprintf(out, "%8s  %-7s  %5s  %13s\n", "op", "dir", "cpu", "online before");
+  // The cpu column holds "smt/control MODE" for the smt pattern's control method.
+  int cpu_w = 5;
+  if (cfg.pattern == Pattern::kSmt && cfg.smt.method == "control")
+    for (const std::string& m : cfg.smt.modes)
+      cpu_w = std::max(cpu_w, static_cast<int>(m.size() + 12));
+  std::fprintf(out, "%8s  %-7s  %*s  %13s\n", "op", "dir", cpu_w, "cpu", "online before");
   uint64_t i = 0;
   for (; i < max_ops && (!limit || i < limit); ++i) {
     std::optional<Operation> op = schedule->Next(state);
@@ -70,8 +76,8 @@ int DryRunCommand(const Config& cfg_in, uint64_t max_ops, std::FILE* out) {
       break;
     // An smt/control write moves every thread its mode does: as if it took.
     const std::string cpu = op->smt_mode ? "smt/control " + *op->smt_mode : std::to_string(op->cpu);
-    std::fprintf(out, "%8" PRIu64 "  %-7s  %5s  %13d%s%s\n", i,
-                 std::string(DirectionName(op->dir)).c_str(), cpu.c_str(), state.count,
+    std::fprintf(out, "%8" PRIu64 "  %-7s  %*s  %13d%s%s\n", i,
+                 std::string(DirectionName(op->dir)).c_str(), cpu_w, cpu.c_str(), state.count,
                  op->setup ? "  set-up" : "",
                  op->group ? ("  switch " + std::to_string(op->group)).c_str() : "");
     if (op->smt_mode && op->expect_online)

@@ -29,11 +29,11 @@ bool Runner::SourceWantsStop(RunOutcome* out) {
   return false;
 }
 
-bool Runner::CpuLost(const OpRecord& rec, bool now_online, RunOutcome* out) {
+bool Runner::CpuLost(const OpRecord& rec, RunOutcome* out) {
   if (!limits_.lost_cpu_after || rec.dir != Direction::kOnline || rec.smt_control)
     return false;
   uint32_t& n = failed_onlines_[static_cast<size_t>(rec.cpu)];
-  n = now_online ? 0 : n + 1;
+  n = state_.IsOnline(rec.cpu) ? 0 : n + 1;
   if (n < limits_.lost_cpu_after)
     return false;
   out->stop_reason = "error";
@@ -73,10 +73,11 @@ void Runner::WriteSmtControl(const Operation& op, OpRecord* rec) {
   // the mask must be the one the mode implies after a successful write.
   rec->readback_ok = true;
   std::string err;
-  for (size_t cpu = 0; cpu < state_.online.size(); ++cpu) {
-    const int c = static_cast<int>(cpu);
-    if (!ctl_->HasOnlineFile(c))
-      continue;
+  if (online_files_.empty())  // the CPUs with an online file: asked once
+    for (size_t cpu = 0; cpu < state_.online.size(); ++cpu)
+      if (ctl_->HasOnlineFile(static_cast<int>(cpu)))
+        online_files_.push_back(static_cast<int>(cpu));
+  for (const int c : online_files_) {
     const bool was_online = state_.IsOnline(c);
     const int now_online = ctl_->ReadOnline(c, &err);
     if (now_online < 0) {
@@ -184,7 +185,7 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       out.message = err;
       break;
     }
-    if (SourceWantsStop(&out) || (!rec.smt_control && CpuLost(rec, state_.IsOnline(op->cpu), &out)))
+    if (SourceWantsStop(&out) || CpuLost(rec, &out))
       break;
     if (limits_.stop_on_error && (rec.err != 0 || !rec.readback_ok)) {
       out.stop_reason = "error";

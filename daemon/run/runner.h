@@ -105,9 +105,10 @@ class Runner {
  private:
   // A timing source asked to stop (TimingSource::WantsStop): fills *out.
   bool SourceWantsStop(RunOutcome* out);
-  // Counts consecutive failed onlines of rec.cpu; true (and fills *out) when
-  // the CPU is lost (RunLimits::lost_cpu_after).
-  bool CpuLost(const OpRecord& rec, bool now_online, RunOutcome* out);
+  // Counts consecutive online writes that left rec.cpu offline (state_);
+  // true (and fills *out) when the CPU is lost (RunLimits::lost_cpu_after).
+  // Not for smt/control writes.
+  bool CpuLost(const OpRecord& rec, RunOutcome* out);
   // The timed write and its readback, into *rec and state_: one CPU's
   // online file, or smt/control (Operation::smt_mode) and every online file.
   void WriteOnline(const Operation& op, OpRecord* rec);
@@ -130,6 +131,7 @@ class Runner {
   InFlight* in_flight_ = nullptr;
   OpHook* hook_ = nullptr;
   std::vector<uint32_t> failed_onlines_;  // per CPU, consecutive; sized at Run
+  std::vector<int> online_files_;         // smt/control readback: CPUs with one
 };
 
 }  // namespace cpuhp
