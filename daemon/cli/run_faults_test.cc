@@ -142,6 +142,36 @@ TEST_F(FaultsCommandTest, BrokenRollbackExitsThreeWithTheFailureReported) {
   ExpectValid();
 }
 
+// Fault injection inside SMT switches (threads method): an injected write
+// before a sibling's is not part of the switch's time. On the sim without
+// jitter every switch to a mode takes the same modeled time, with faults
+// injected or not; the table says how many switches had one.
+TEST_F(FaultsCommandTest, SmtSwitchTimesLeaveTheInjectedWritesOut) {
+  cfg_.sim.cpus = 8;
+  cfg_.sim.threads_per_core = 2;
+  cfg_.sim.jitter = 0;
+  cfg_.pattern = Pattern::kSmt;
+  cfg_.smt.switches = 20;
+  cfg_.faults.states = Config{}.faults.states;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  const nlohmann::json plain = Report()["smt"];
+  cfg_.faults.rate = 0.5;
+  ASSERT_EQ(RunCommand(cfg_, &g_no_stop, out_), kExitOk) << Output();
+  const nlohmann::json r = Report();
+  ASSERT_GT(r["faults"]["totals"]["injected"].get<uint64_t>(), 10u) << r["faults"].dump();
+  for (int i = 0; i < 2; ++i) {
+    const nlohmann::json& row = r["smt"]["to"][i];
+    EXPECT_EQ(row["switches"], 10);
+    EXPECT_GT(row["with_injected_faults"].get<uint64_t>(), 0u) << row.dump();
+    EXPECT_EQ(plain["to"][i]["with_injected_faults"], 0);
+    EXPECT_EQ(row["min_ns"], plain["to"][i]["min_ns"]);
+    EXPECT_EQ(row["max_ns"], plain["to"][i]["max_ns"]);
+  }
+  EXPECT_NE(Output().find("with an injected fault (its writes not in the time)"), std::string::npos)
+      << Output();
+  ExpectValid();
+}
+
 TEST_F(FaultsCommandTest, RateWithoutHotplugFilesSaysUnavailableAndRuns) {
   FakeSysfs fs(3);
   cfg_.backend = "sysfs";

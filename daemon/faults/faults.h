@@ -108,7 +108,7 @@ class FaultInjector : public OpHook {
   uint64_t SweepBudget() const;
 
   uint64_t failed_rollbacks() const { return failed_; }
-  uint64_t injected() const { return injected_; }
+  uint64_t injected() const override { return injected_; }
   const std::map<std::pair<int, Direction>, FaultCounts>& counts() const { return counts_; }
   nlohmann::json ReportJson() const;
 

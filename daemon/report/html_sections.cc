@@ -366,7 +366,9 @@ std::string SmtSwitches(const json& report) {
         U64(m, "cpus_per_switch_max"), U64(m, "failed_writes"));
   out += "</table>\n";
   if (const uint64_t n = U64(smt, "incomplete"))
-    out += Fmt("<p class=\"meta\">%" PRIu64 " switch cut short by the stop (not timed).</p>\n", n);
+    out += Fmt("<p class=\"meta\">%" PRIu64
+               " switch cut short by a stop or a restart (not timed).</p>\n",
+               n);
   return out;
 }
 

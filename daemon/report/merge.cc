@@ -59,7 +59,7 @@ const std::set<std::string> kSummedCounters = {
     // the bpf source (beside the module's)
     "unmatched", "records_dropped",
     // the smt pattern's switches
-    "switches", "cpus_changed", "failed_writes", "incomplete",
+    "switches", "cpus_changed", "failed_writes", "incomplete", "with_injected_faults",
     // disturbance probes
     "samples", "missed_periods", "off_cpu_samples", "repins",
     // kernel log health

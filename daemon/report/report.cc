@@ -146,9 +146,11 @@ std::string SmtSummary(const json& report) {
             Str(m, "mode", "?").c_str(), U64(m, "switches"), MsText(U64(m, "p50_ns")).c_str(),
             MsText(U64(m, "p99_ns")).c_str(), MsText(U64(m, "max_ns")).c_str(),
             U64(m, "cpus_per_switch_min"), U64(m, "cpus_per_switch_max"), U64(m, "failed_writes"));
+    if (const uint64_t f = U64(m, "with_injected_faults"))
+      out += Fmt("         %" PRIu64 " with an injected fault (its writes not in the time)\n", f);
   }
   if (uint64_t n = U64(*it, "incomplete"))
-    out += Fmt("  %" PRIu64 " switch cut short by the stop (not timed)\n", n);
+    out += Fmt("  %" PRIu64 " switch cut short by a stop or a restart (not timed)\n", n);
   return out;
 }
 

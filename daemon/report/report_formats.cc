@@ -229,7 +229,7 @@ std::string FormatMarkdown(const json& report, const ReportOptions& opts) {
              Fmt(" | %" PRIu64 "-%" PRIu64 " | %" PRIu64 " |\n", U64(m, "cpus_per_switch_min"),
                  U64(m, "cpus_per_switch_max"), U64(m, "failed_writes"));
     if (const uint64_t n = U64(smt, "incomplete"))
-      out += Fmt("\n%" PRIu64 " switch cut short by the stop (not timed).\n", n);
+      out += Fmt("\n%" PRIu64 " switch cut short by a stop or a restart (not timed).\n", n);
   }
   // The checks as a list: a table row cannot wrap, a list item can.
   out += "\n### checks\n\n";

@@ -132,13 +132,20 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       break;
     }
 
-    if (hook_ && !hook_->BeforeOp(*op, index, &state_, &err)) {
-      out.stop_reason = "error";
-      out.message = err;
-      break;
+    OpRecord rec;
+    if (hook_) {
+      const uint64_t injected = hook_->injected();
+      // On the control's clock, as the switch's span (the sim's is modeled).
+      const uint64_t hook_start = ctl_->clock()->NowNs();
+      if (!hook_->BeforeOp(*op, index, &state_, &err)) {
+        out.stop_reason = "error";
+        out.message = err;
+        break;
+      }
+      rec.hook_ns = after_hook_ns_ + (ctl_->clock()->NowNs() - hook_start);
+      rec.fault_injected = hook_->injected() != injected;
     }
 
-    OpRecord rec;
     rec.index = index;
     rec.cpu = op->cpu;
     rec.dir = op->dir;
@@ -180,10 +187,14 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
       out.message = err;
       break;
     }
-    if (hook_ && !hook_->AfterOp(rec, &err)) {
-      out.stop_reason = "error";
-      out.message = err;
-      break;
+    if (hook_) {
+      const uint64_t hook_start = ctl_->clock()->NowNs();
+      if (!hook_->AfterOp(rec, &err)) {
+        out.stop_reason = "error";
+        out.message = err;
+        break;
+      }
+      after_hook_ns_ = ctl_->clock()->NowNs() - hook_start;
     }
     if (SourceWantsStop(&out) || CpuLost(rec, &out))
       break;

@@ -57,6 +57,8 @@ class OpHook {
                         std::string* why) = 0;
   // After the operation's record is complete and counted.
   virtual bool AfterOp(const OpRecord& rec, std::string* why) = 0;
+  // Writes it injected so far (OpRecord::fault_injected).
+  virtual uint64_t injected() const { return 0; }
 };
 
 class Runner {
@@ -131,7 +133,9 @@ class Runner {
   InFlight* in_flight_ = nullptr;
   OpHook* hook_ = nullptr;
   std::vector<uint32_t> failed_onlines_;  // per CPU, consecutive; sized at Run
-  std::vector<int> online_files_;         // smt/control readback: CPUs with one
+  std::vector<int> online_files_;
+  uint64_t after_hook_ns_ =
+      0;  // the hook's AfterOp on the last operation         // smt/control readback: CPUs with one
 };
 
 }  // namespace cpuhp

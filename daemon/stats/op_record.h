@@ -54,6 +54,11 @@ struct OpRecord {
   // CPUs it moved. A one-CPU write changes 0 or 1.
   bool smt_control = false;
   int cpus_changed = 0;
+  // The run's OpHook (fault injection) between the previous write and this
+  // one: its time (not in duration_ns, but inside an smt switch's span) and
+  // whether it injected a write.
+  uint64_t hook_ns = 0;
+  bool fault_injected = false;
 };
 
 }  // namespace cpuhp

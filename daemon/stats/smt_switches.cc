@@ -24,7 +24,12 @@ void SmtSwitchStats::Add(const OpRecord& rec) {
     start_ns_ = rec.start_ns;
     changed_ = 0;
     failed_ = 0;
+    hook_ns_ = 0;
+    faulted_ = false;
+  } else {
+    hook_ns_ += rec.hook_ns;  // an injected write between two of the switch's
   }
+  faulted_ = faulted_ || rec.fault_injected;
   end_ns_ = rec.start_ns + rec.duration_ns;
   // An smt/control write moves many CPUs, a failed one maybe some.
   changed_ += rec.smt_control ? rec.cpus_changed : rec.err == 0 && rec.readback_ok;
@@ -34,7 +39,9 @@ void SmtSwitchStats::Add(const OpRecord& rec) {
 
 void SmtSwitchStats::Close() {
   PerMode& m = by_mode_[(group_ - 1) % 2];
-  m.switches.Record(end_ns_ - start_ns_);
+  const uint64_t span = end_ns_ - start_ns_;
+  m.switches.Record(span > hook_ns_ ? span - hook_ns_ : 0);
+  m.with_faults += faulted_;
   m.cpus_changed += static_cast<uint64_t>(changed_);
   m.cpus_min = m.cpus_min < 0 ? changed_ : std::min(m.cpus_min, changed_);
   m.cpus_max = std::max(m.cpus_max, changed_);
@@ -66,7 +73,8 @@ nlohmann::json SmtSwitchStats::ToJson() const {
                 {"cpus_changed", m.cpus_changed},
                 {"cpus_per_switch_min", std::max(m.cpus_min, 0)},
                 {"cpus_per_switch_max", m.cpus_max},
-                {"failed_writes", m.failed_writes}});
+                {"failed_writes", m.failed_writes},
+                {"with_injected_faults", m.with_faults}});
     to.push_back(std::move(row));
   }
   return {{"method", method_}, {"to", std::move(to)}, {"incomplete", incomplete_}};
@@ -79,7 +87,8 @@ nlohmann::json SmtSwitchStats::StateToJson() const {
                   {"cpus_changed", m.cpus_changed},
                   {"cpus_min", m.cpus_min},
                   {"cpus_max", m.cpus_max},
-                  {"failed_writes", m.failed_writes}});
+                  {"failed_writes", m.failed_writes},
+                  {"with_faults", m.with_faults}});
   return {{"modes", modes_},         {"method", method_},         {"to", std::move(to)},
           {"cut_group", cut_group_}, {"incomplete", incomplete_}, {"group", group_},
           {"start_ns", start_ns_},   {"end_ns", end_ns_},         {"changed", changed_},
@@ -107,6 +116,7 @@ bool SmtSwitchStats::StateFromJson(const nlohmann::json& j, std::string* err) {
       m.cpus_min = to[i].at("cpus_min").get<int>();
       m.cpus_max = to[i].at("cpus_max").get<int>();
       m.failed_writes = to[i].at("failed_writes").get<uint64_t>();
+      m.with_faults = to[i].value("with_faults", uint64_t{0});
     }
     const uint64_t incomplete = j.at("incomplete").get<uint64_t>();
     const uint64_t group = j.at("group").get<uint64_t>();

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 // The smt pattern's own table: each SMT switch timed as one operation, from
 // the start of its first write to the end of its last (the time `ppc64_cpu
-// --smt=N` takes), by the mode it switches to, with the CPUs it changed.
+// --smt=N` takes), by the mode it switches to, with the CPUs it changed;
+// fault injection's writes between two of its own are left out of it.
 // Fed the run's operation records in order (OpRecord::group says the
 // switch); a switch is complete when the next one starts, when the
 // schedule says it is over (CloseBefore), or when the pattern ended by
@@ -56,6 +57,7 @@ class SmtSwitchStats {
     uint64_t cpus_changed = 0;
     int cpus_min = -1, cpus_max = 0;
     uint64_t failed_writes = 0;
+    uint64_t with_faults = 0;  // switches with an injected write (faults.rate)
   };
   void Close();
 
@@ -70,6 +72,10 @@ class SmtSwitchStats {
   uint64_t start_ns_ = 0, end_ns_ = 0;
   int changed_ = 0;
   uint64_t failed_ = 0;
+  // Fault injection inside the switch: the time of the injected writes
+  // between its own (left out of its time), and whether there was one.
+  uint64_t hook_ns_ = 0;
+  bool faulted_ = false;
 };
 
 }  // namespace cpuhp
