@@ -525,9 +525,11 @@ class FirstContact(unittest.TestCase):
         state = self.path("state")
         proc = subprocess.Popen([BIN, "run", "--backend", "sim", "--progress", "never",
                                  "--iterations", "400", "--interval", "5ms", "--state-dir",
-                                 state, "--report", report, "--oplog", self.path("op.jsonl")],
+                                 state, "--checkpoint-interval", "100ms", "--report", report,
+                                 "--oplog", self.path("op.jsonl")],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        # Once the operations have begun (the start-up checks saw sub/).
+        # Once the operations have begun (the start-up checks saw sub/): the
+        # log is buffered, the first checkpoint (100 ms of a 2 s run) writes it.
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (os.path.exists(self.path("op.jsonl")) and
                                                    os.path.getsize(self.path("op.jsonl")) > 0):
