@@ -44,12 +44,12 @@ bench_cleanup() {
 }
 bench_cleanup_hooks=()
 
-# The C loop: "ops=N seconds=S ops_per_s=R".
+# The C loop: "ops=N seconds=S ops_per_s=R cpu_seconds=C" -> "N S proc=C".
 run_cloop() {
   local out
   out=$("$cloop" "$cpu" "$ops" 2> "$tmp/cloop.err") ||
     bench_die "C loop failed: $(cat "$tmp/cloop.err")"
-  sed -n 's/^ops=\([0-9]*\) seconds=\([0-9.]*\) .*/\1 \2/p' <<< "$out"
+  sed -n 's/^ops=\([0-9]*\) seconds=\([0-9.]*\) .* cpu_seconds=\([0-9.]*\)$/\1 \2 proc=\3/p' <<< "$out"
 }
 
 bench_cloop() {
@@ -59,8 +59,10 @@ bench_cloop() {
   echo "cloop:$1 $2 $res" >> "$tmp/rows"
 }
 
-# Runs driver $1 once and records "driver pair ops seconds [cpu_us]" in rows
-# (cpu_us: the tracepoints source's CPU per write, when the driver prints it).
+# Runs driver $1 once and records "driver pair ops seconds [KEY=VALUE...]" in
+# rows, as the driver prints them: proc=S, the CPU seconds of the whole
+# process over its loop (the writes' kernel work included; the C loop's too),
+# and trace_us=U, the tracepoints source's drain CPU per write.
 bench_one() {
   local d=$1 p=$2 res
   res=$("driver_$d") || bench_die "driver $d failed (pair $p)"
@@ -114,15 +116,20 @@ def median_ci(xs, conf=0.95):
     return s[k - 1], s[n - k]
 rows, title, cpu, ops, load0, load1, specs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7:]
 raw = os.environ.get("CPUHP_BENCH_RATIOS")
-rate, cpu_us = {}, {}
+rate, cpu_us, proc = {}, {}, {}
 for line in open(rows):
     d, p, n, s, *extra = line.split()
     rate[(d, int(p))] = int(n) / float(s)
-    if extra:
-        cpu_us.setdefault(d, []).append(float(extra[0]))
+    kv = dict(e.split("=", 1) for e in extra)
+    if "trace_us" in kv:
+        cpu_us.setdefault(d, []).append(float(kv["trace_us"]))
+    if "proc" in kv:  # CPU seconds per write
+        proc[(d, int(p))] = float(kv["proc"]) / int(n)
 print(f"{title}: cpu{cpu}, {ops} writes per run, load average {load0} before, {load1} after")
+print("  tool CPU/write: the run's process CPU per write minus the C loop's in the same pair"
+      " (both include the writes' kernel work), median over the pairs")
 print(f"{'driver':<46} {'n':>2} {'ops/s':>7} {'C loop':>7} {'ratio':>6} {'min..max':>12} {'95% CI':>13}"
-      f" {'trace CPU/write':>15}")
+      f" {'trace CPU/write':>15} {'tool CPU/write':>14}")
 for spec in specs:
     d, label = spec.split(":", 1)
     pairs = sorted(p for (k, p) in rate if k == d)
@@ -132,7 +139,10 @@ for spec in specs:
     print(f"{label:<46} {len(r):>2} {statistics.median(a):>7.1f} {statistics.median(c):>7.1f} "
           f"{statistics.median(r):>6.3f} {min(r):>5.3f}..{max(r):<5.3f} "
           + ("%.3f..%.3f" % ci if (ci := median_ci(r)) else "(< 6 pairs)")
-          + (f" {statistics.median(cpu_us[d]):>12.1f} us" if d in cpu_us else f" {'-':>15}"))
+          + (f" {statistics.median(cpu_us[d]):>12.1f} us" if d in cpu_us else f" {'-':>15}")
+          + (f" {statistics.median(t):>11.1f} us"
+             if (t := [(proc[(d, p)] - proc[("cloop:" + d, p)]) * 1e6 for p in pairs
+                       if (d, p) in proc and ("cloop:" + d, p) in proc]) else f" {'-':>14}"))
     if raw:  # one line per pair, so that runs can be pooled
         with open(raw, "a") as f:
             f.writelines(f"{d} {x:.4f}\n" for x in r)

@@ -373,6 +373,8 @@ ReportInputs CommonReportInputs(const RunPlan& p, const Runner& runner) {
   in.first_errors = runner.first_errors();
   in.first_errors_dropped = runner.first_errors_dropped();
   in.max_rss_kib = MaxRssKib();
+  in.loop_cpu_ns = runner.loop_cpu_ns();
+  in.loop_ops = runner.loop_ops();
   return in;
 }
 

@@ -36,6 +36,8 @@ TEST_F(CommandsTest, RunWritesAReportAndRestoresTheMask) {
   EXPECT_EQ(r["run"]["stop_reason"], "iterations");
   EXPECT_EQ(r["cpus"]["selected"], "1-3");
   EXPECT_EQ(r["restore"]["ok"], true);
+  EXPECT_EQ(r["process"]["loop_ops"], 20);
+  EXPECT_GT(r["process"]["loop_cpu_ns"].get<uint64_t>(), 0u);
   // The starting mask is back: cpu3 offline as it was, the others online.
   EXPECT_EQ(fs_.Online(1), '1');
   EXPECT_EQ(fs_.Online(2), '1');

@@ -401,7 +401,7 @@ bool MergeReports(const std::vector<std::string>& paths, const std::vector<json>
   }
   json first_errors = json::array();
   uint64_t dropped = 0;
-  uint64_t max_rss_kib = 0;
+  uint64_t max_rss_kib = 0, loop_cpu_ns = 0, loop_ops = 0;
   for (const json& in : reports) {
     dropped += U64(in, "first_errors_dropped");
     if (Get(in, "first_errors").is_array())
@@ -412,11 +412,17 @@ bool MergeReports(const std::vector<std::string>& paths, const std::vector<json>
           ++dropped;
       }
     max_rss_kib = std::max(max_rss_kib, U64(Get(in, "process"), "max_rss_kib"));
+    loop_cpu_ns += U64(Get(in, "process"), "loop_cpu_ns");
+    loop_ops += U64(Get(in, "process"), "loop_ops");
   }
   r["first_errors"] = std::move(first_errors);
   r["first_errors_dropped"] = dropped;
   if (r.contains("process") && r["process"].contains("max_rss_kib"))
     r["process"]["max_rss_kib"] = max_rss_kib;
+  if (r.contains("process") && r["process"].contains("loop_cpu_ns")) {
+    r["process"]["loop_cpu_ns"] = loop_cpu_ns;
+    r["process"]["loop_ops"] = loop_ops;
+  }
   for (const char* dir : {"offline", "online"})
     if (r.contains("per_online_count") && r["per_online_count"].contains(dir))
       SortBy(&r["per_online_count"][dir], "online_cpus");

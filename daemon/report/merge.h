@@ -33,6 +33,7 @@
 //   first_errors                        concatenated (at most 100, the rest
 //                                       counted in first_errors_dropped)
 //   process.max_rss_kib                 the largest
+//   process.loop_cpu_ns, loop_ops       summed
 // Arrays of rows are matched by compare's identity key (ElementKey): a row
 // missing in a boot is pooled over the boots that have it. Everything else
 // (host, config, seed, other values of other sections such as a kernel

@@ -153,14 +153,16 @@ TEST(MergeTest, ArraysOfAHundredThousandRowsPoolInLinearTime) {
 }
 
 // The tracepoints' drain counters are counters: summed like the events.
-TEST(MergeTest, TracepointDrainCountersAreSummed) {
+TEST(MergeTest, TracepointDrainCountersAndProcessCpuAreSummed) {
   json a = LoadReportFixture("report-real-cpu1.json");
   json& tp = a["timing_sources"]["tracepoints"];
   tp["drains"] = 14;
   tp["inline_drains"] = 1;
   tp["drainer_boosts"] = 1;
   tp["drain_cpu_ns"] = 1000;
+  a["process"] = {{"max_rss_kib", 100}, {"loop_cpu_ns", 5000}, {"loop_ops", 10}};
   json b = a;
+  b["process"]["max_rss_kib"] = 300;
   b["host"]["boot_id"] = "second-boot";
   b["timing_sources"]["tracepoints"]["drains"] = 3;
   json pooled;
@@ -172,6 +174,9 @@ TEST(MergeTest, TracepointDrainCountersAreSummed) {
   EXPECT_EQ(out["drainer_boosts"], 2);
   EXPECT_EQ(out["drain_cpu_ns"], 2000);
   EXPECT_EQ(out["events"]["parsed"], 2 * tp["events"]["parsed"].get<uint64_t>());
+  // The process's loop CPU sums with its operations; the peak RSS is the largest.
+  EXPECT_EQ(pooled["process"],
+            json({{"max_rss_kib", 300}, {"loop_cpu_ns", 10000}, {"loop_ops", 20}}));
 }
 
 // The smt pattern's switch table: each mode's switch times pool as a

@@ -272,7 +272,8 @@ nlohmann::json BuildReport(const ReportInputs& in) {
     report["smt"] = in.smt;
   // Null until the CPUs have been put back (interim reports).
   report["restore"] = in.restore.is_object() ? in.restore : json(nullptr);
-  report["process"] = {{"max_rss_kib", in.max_rss_kib}};
+  report["process"] = {
+      {"max_rss_kib", in.max_rss_kib}, {"loop_cpu_ns", in.loop_cpu_ns}, {"loop_ops", in.loop_ops}};
   return report;
 }
 

@@ -45,6 +45,7 @@ struct ReportInputs {
   nlohmann::json restore;  // RestoreResult::ToJson; null for an interim report
   bool interim = false;
   uint64_t max_rss_kib = 0;
+  uint64_t loop_cpu_ns = 0, loop_ops = 0;  // Runner::loop_cpu_ns, loop_ops
 };
 
 nlohmann::json BuildReport(const ReportInputs& in);

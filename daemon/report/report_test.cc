@@ -125,6 +125,8 @@ ReportInputs Inputs(const RunStats* stats, const std::vector<OpRecord>& failures
                        {"tracepoints", {{"status", "unavailable"}, {"reason", "no tracefs"}}}};
   in.restore = {{"ok", true}, {"writes", 1}, {"failures", json::array()}, {"mask", "0-3"}};
   in.max_rss_kib = 4096;
+  in.loop_cpu_ns = 7000000;
+  in.loop_ops = 304;
   return in;
 }
 
@@ -179,6 +181,8 @@ TEST(BuildReportTest, SectionsAndRunFacts) {
   EXPECT_EQ(r["first_errors_dropped"], 7);
   EXPECT_EQ(r["restore"]["mask"], "0-3");
   EXPECT_EQ(r["process"]["max_rss_kib"], 4096);
+  EXPECT_EQ(r["process"]["loop_cpu_ns"], 7000000);
+  EXPECT_EQ(r["process"]["loop_ops"], 304);
 }
 
 TEST(BuildReportTest, InterimHasNoStopReasonNorRestore) {

@@ -99,6 +99,12 @@ class Runner {
   // elapsed_ns(), or the simulated time of a sim run.
   uint64_t duration_elapsed_ns() const;
   bool duration_is_simulated() const { return limits_.duration_clock != nullptr; }
+  // After Run: the CPU time of the whole process (every thread, user and
+  // system, the writes' kernel work included) over this process's operation
+  // loop, and the operations it did: the tool's own cost per write is this
+  // beyond a bare write loop's (bench/real_cpu.sh).
+  uint64_t loop_cpu_ns() const { return loop_cpu_ns_; }
+  uint64_t loop_ops() const { return loop_ops_; }
 
   const OnlineState& state() const { return state_; }
   const std::vector<OpRecord>& first_errors() const { return first_errors_; }
@@ -130,6 +136,7 @@ class Runner {
   uint64_t started_ns_ = 0;
   bool running_ = false;
   uint64_t ended_ns_ = 0;
+  uint64_t loop_cpu_ns_ = 0, loop_ops_ = 0;
   InFlight* in_flight_ = nullptr;
   OpHook* hook_ = nullptr;
   std::vector<uint32_t> failed_onlines_;  // per CPU, consecutive; sized at Run
