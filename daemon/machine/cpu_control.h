@@ -23,6 +23,10 @@ class Clock {
 // The system clock, CLOCK_MONOTONIC.
 Clock* MonotonicClock();
 
+// CPU time used so far, in ns: of the calling thread (thread = true,
+// CLOCK_THREAD_CPUTIME_ID) or of every thread of the process.
+uint64_t CpuTimeNs(bool thread);
+
 class CpuControl {
  public:
   virtual ~CpuControl() = default;

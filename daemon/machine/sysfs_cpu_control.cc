@@ -25,13 +25,15 @@ namespace {
 
 constexpr size_t kMaxListBytes = 1 << 20;  // a CPU list of a few thousand CPUs is ~30 KiB
 
+uint64_t ClockNs(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
 class MonotonicClockImpl : public Clock {
  public:
-  uint64_t NowNs() override {
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-  }
+  uint64_t NowNs() override { return ClockNs(CLOCK_MONOTONIC); }
 };
 
 class SysfsCpuControl : public CpuControl {
@@ -238,6 +240,10 @@ class SysfsCpuControl : public CpuControl {
 Clock* MonotonicClock() {
   static MonotonicClockImpl clock;
   return &clock;
+}
+
+uint64_t CpuTimeNs(bool thread) {
+  return ClockNs(thread ? CLOCK_THREAD_CPUTIME_ID : CLOCK_PROCESS_CPUTIME_ID);
 }
 
 std::unique_ptr<CpuControl> NewSysfsCpuControl(const std::string& root) {

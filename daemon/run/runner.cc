@@ -91,21 +91,10 @@ void Runner::WriteSmtControl(const Operation& op, OpRecord* rec) {
     rec->readback_ok = rec->readback_ok && *op.expect_online == state_.online;
 }
 
-namespace {
-
-// CPU time of every thread of the process, user and system.
-uint64_t ProcessCpuNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-}  // namespace
-
 RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<void()>& tick) {
   RunOutcome out;
   Clock* wall = MonotonicClock();
-  const uint64_t cpu_start_ns = ProcessCpuNs();
+  const uint64_t cpu_start_ns = CpuTimeNs(/*thread=*/false);
   const uint64_t started_ns = wall->NowNs();
   started_ns_ = started_ns;
   running_ = true;
@@ -232,7 +221,7 @@ RunOutcome Runner::Run(const volatile sig_atomic_t* stop, const std::function<vo
     in_flight_->index.store(InFlight::kNoIndex, std::memory_order_relaxed);
   index_ = first_index + out.ops;
   ended_ns_ = wall->NowNs();
-  loop_cpu_ns_ = ProcessCpuNs() - cpu_start_ns;
+  loop_cpu_ns_ = CpuTimeNs(/*thread=*/false) - cpu_start_ns;
   loop_ops_ = out.ops;
   running_ = false;
   if (tick)

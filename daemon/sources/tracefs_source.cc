@@ -175,16 +175,6 @@ void TracefsSource::ResolveFromKallsyms() {
     ++kallsyms_lookups_;
 }
 
-namespace {
-// CPU time of the calling thread: what a drain costs, not how long an idle
-// thread waited for a CPU.
-uint64_t ThreadCpuNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
-}
-}  // namespace
-
 size_t RingCapacityOps(size_t buffer_kb, size_t events_per_op) {
   const size_t per_op = std::max<size_t>(events_per_op, 1) * TracefsSource::kRingBytesPerEvent;
   return std::max<size_t>(buffer_kb * 1024 / per_op, 1);
@@ -198,7 +188,8 @@ void TracefsSource::Drain(bool final) {
 void TracefsSource::DrainLocked(bool final) {
   if (!raw_)
     return;
-  const uint64_t cpu0 = ThreadCpuNs();
+  // CPU time of this thread: what a drain costs, not how long it waited for a CPU.
+  const uint64_t cpu0 = CpuTimeNs(/*thread=*/true);
   std::vector<OpRecord>& batch = batch_;
   batch.clear();
   {
@@ -243,7 +234,7 @@ void TracefsSource::DrainLocked(bool final) {
   }
   feed_.Feed(&raw_->events, cutoff, &comms_, joiner_.get());
   joiner_->EndOperations(batch);
-  drain_cpu_ns_ += ThreadCpuNs() - cpu0;
+  drain_cpu_ns_ += CpuTimeNs(/*thread=*/true) - cpu0;
   std::lock_guard<std::mutex> l(mu_);
   last_drain_ns_ = MonotonicClock()->NowNs();
   ops_in_ring_ = ops_.size();  // ended after this drain took its batch
