@@ -116,20 +116,22 @@ def median_ci(xs, conf=0.95):
     return s[k - 1], s[n - k]
 rows, title, cpu, ops, load0, load1, specs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7:]
 raw = os.environ.get("CPUHP_BENCH_RATIOS")
-rate, cpu_us, proc = {}, {}, {}
+rate, cpu_us, proc, kmsg_us = {}, {}, {}, {}
 for line in open(rows):
     d, p, n, s, *extra = line.split()
     rate[(d, int(p))] = int(n) / float(s)
     kv = dict(e.split("=", 1) for e in extra)
     if "trace_us" in kv:
         cpu_us.setdefault(d, []).append(float(kv["trace_us"]))
+    if "kmsg_us" in kv:
+        kmsg_us.setdefault(d, []).append(float(kv["kmsg_us"]))
     if "proc" in kv:  # CPU seconds per write
         proc[(d, int(p))] = float(kv["proc"]) / int(n)
 print(f"{title}: cpu{cpu}, {ops} writes per run, load average {load0} before, {load1} after")
 print("  tool CPU/write: the run's process CPU per write minus the C loop's in the same pair"
       " (both include the writes' kernel work), median over the pairs")
 print(f"{'driver':<46} {'n':>2} {'ops/s':>7} {'C loop':>7} {'ratio':>6} {'min..max':>12} {'95% CI':>13}"
-      f" {'trace CPU/write':>15} {'tool CPU/write':>14}")
+      f" {'trace CPU/write':>15} {'tool CPU/write':>14} {'kmsg/write':>10}")
 for spec in specs:
     d, label = spec.split(":", 1)
     pairs = sorted(p for (k, p) in rate if k == d)
@@ -142,7 +144,8 @@ for spec in specs:
           + (f" {statistics.median(cpu_us[d]):>12.1f} us" if d in cpu_us else f" {'-':>15}")
           + (f" {statistics.median(t):>11.1f} us"
              if (t := [(proc[(d, p)] - proc[("cloop:" + d, p)]) * 1e6 for p in pairs
-                       if (d, p) in proc and ("cloop:" + d, p) in proc]) else f" {'-':>14}"))
+                       if (d, p) in proc and ("cloop:" + d, p) in proc]) else f" {'-':>14}")
+          + (f" {statistics.median(kmsg_us[d]):>7.2f} us" if d in kmsg_us else f" {'-':>10}"))
     if raw:  # one line per pair, so that runs can be pooled
         with open(raw, "a") as f:
             f.writelines(f"{d} {x:.4f}\n" for x in r)

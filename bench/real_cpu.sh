@@ -25,6 +25,8 @@
 # process.loop_cpu_ns, every thread) per write minus the C loop's in the same
 # pair. Both include the writes' own kernel work, so the difference is what
 # the tool adds; unlike the ratio it does not move with the machine's pace.
+# And the kernel-log source's time per write (kmsg_health.drain_ns / ops:
+# the writer reads /dev/kmsg before and after each write).
 #   real_cpu.sh CPUHP_STRESS HOTPLUG_C_LOOP [CPU] [OPS] [PAIRS] [DRIVER...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -75,6 +77,9 @@ if bad:
     sys.exit("cpuhp-stress report: " + "; ".join(bad))
 tp = src.get("tracepoints", {})
 cpu = f" trace_us={tp['drain_cpu_ns'] / t['ops'] / 1000:.1f}" if tp.get("status") == "ok" else ""
+kh = src.get("kmsg_health", {})
+if kh.get("status") == "ok" and "drain_ns" in kh:
+    cpu += f" kmsg_us={kh['drain_ns'] / t['ops'] / 1000:.2f}"
 proc = r.get("process", {})
 if proc.get("loop_ops") == n:
     cpu += f" proc={proc['loop_cpu_ns'] / 1e9:.6f}"

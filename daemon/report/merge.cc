@@ -63,7 +63,7 @@ const std::set<std::string> kSummedCounters = {
     // disturbance probes
     "samples", "missed_periods", "off_cpu_samples", "repins",
     // kernel log health
-    "events", "records_read", "records_lost", "records_malformed"};
+    "events", "records_read", "records_lost", "records_malformed", "drain_ns"};
 
 // One input report and the boots it holds (a pooled input: several).
 struct Input {

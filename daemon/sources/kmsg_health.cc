@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "machine/cpu_control.h"
+
 namespace cpuhp {
 namespace {
 
@@ -228,6 +230,12 @@ void KmsgHealth::OpEnd(const OpRecord&) {
 }
 
 void KmsgHealth::Drain() {
+  const uint64_t t0 = MonotonicClock()->NowNs();
+  DrainRecords();
+  drain_ns_ += MonotonicClock()->NowNs() - t0;
+}
+
+void KmsgHealth::DrainRecords() {
   while (reading_) {
     int err_no = 0;
     long n = reader_->Read(buf_.data(), buf_.size(), &err_no);
@@ -340,6 +348,7 @@ json KmsgHealth::ReportJson() const {
       {"records_read", records_},
       {"records_lost", lost_},
       {"records_malformed", malformed_},
+      {"drain_ns", drain_ns_},
       {"first_seq", first_seq_ ? json(*first_seq_) : json(nullptr)},
       {"last_seq", last_seq_ ? json(*last_seq_) : json(nullptr)},
       {"events", total},

@@ -76,7 +76,9 @@ class KmsgHealth : public TimingSource {
   nlohmann::json ReportJson() const override;
 
   // Reads every record available now. Public for tests.
+  // Reads every record the log has (the writer's thread, around each write).
   void Drain();
+  void DrainRecords();
   uint64_t count(int kind) const { return counts_[static_cast<size_t>(kind)]; }
 
  private:
@@ -109,7 +111,8 @@ class KmsgHealth : public TimingSource {
   std::optional<uint64_t> first_seq_, last_seq_;  // of the records read
   uint64_t lost_ = 0;                             // EPIPE: overwritten before we read them
   uint64_t malformed_ = 0;
-  std::string stop_why_;  // non-empty: a "stop" kind was seen
+  uint64_t drain_ns_ = 0;  // time in Drain: the writer's, in the operation loop
+  std::string stop_why_;   // non-empty: a "stop" kind was seen
   std::optional<uint64_t> taint_start_, taint_end_;
   std::string taint_error_;
   std::vector<char> buf_;
