@@ -140,9 +140,10 @@ class Runner {
   InFlight* in_flight_ = nullptr;
   OpHook* hook_ = nullptr;
   std::vector<uint32_t> failed_onlines_;  // per CPU, consecutive; sized at Run
+  // The smt/control readback's CPUs: those with an online file.
   std::vector<int> online_files_;
-  uint64_t after_hook_ns_ =
-      0;  // the hook's AfterOp on the last operation         // smt/control readback: CPUs with one
+  // The hook's AfterOp on the last operation.
+  uint64_t after_hook_ns_ = 0;
 };
 
 }  // namespace cpuhp

@@ -88,7 +88,7 @@ nlohmann::json SmtSwitchStats::StateToJson() const {
                   {"cpus_min", m.cpus_min},
                   {"cpus_max", m.cpus_max},
                   {"failed_writes", m.failed_writes},
-                  {"with_faults", m.with_faults}});
+                  {"with_injected_faults", m.with_faults}});
   return {{"modes", modes_},         {"method", method_},         {"to", std::move(to)},
           {"cut_group", cut_group_}, {"incomplete", incomplete_}, {"group", group_},
           {"start_ns", start_ns_},   {"end_ns", end_ns_},         {"changed", changed_},
@@ -116,7 +116,7 @@ bool SmtSwitchStats::StateFromJson(const nlohmann::json& j, std::string* err) {
       m.cpus_min = to[i].at("cpus_min").get<int>();
       m.cpus_max = to[i].at("cpus_max").get<int>();
       m.failed_writes = to[i].at("failed_writes").get<uint64_t>();
-      m.with_faults = to[i].value("with_faults", uint64_t{0});
+      m.with_faults = to[i].value("with_injected_faults", uint64_t{0});
     }
     const uint64_t incomplete = j.at("incomplete").get<uint64_t>();
     const uint64_t group = j.at("group").get<uint64_t>();
