@@ -12,7 +12,8 @@ Skips are found three ways:
     runner) and its "(skipped=N)" total, so a skip the runner did not name
     still counts;
   - a "SKIP-CASE CASE: REASON" line: a sub-case the test dropped (say, a
-    read-only tmpfs it could not mount).
+    read-only tmpfs it could not mount), or a gtest that skipped itself in
+    a shard (tests/gtest_shard.py, whose "GTEST-CASES" line is counted too).
 Exit 0 when every test ran and passed or skipped as expected, 1 otherwise,
 2 on bad usage or an unreadable file. The last line is
 "N passed, N failed, N skipped" (N skipped: the expected skips).
@@ -128,6 +129,7 @@ UNITTEST_NAME = re.compile(r"^(test\w*) \(")
 UNITTEST_SKIP = re.compile(r"\.\.\. skipped '(.*)'$")
 UNITTEST_TOTAL = re.compile(r"\bskipped=(\d+)\)")
 SKIP_CASE = re.compile(r"^SKIP-CASE (\S+): (.*)$")
+GTEST_CASES = re.compile(r"^GTEST-CASES passed=(\d+) failed=(\d+) skipped=(\d+)$", re.MULTILINE)
 
 
 def whole_skip_reason(out):
@@ -185,6 +187,7 @@ def main(argv):
         return 2
     passed, failed, skipped_ok, bad = [], [], [], []
     run = 0
+    gtest_cases = [0, 0, 0]  # passed, failed, skipped inside sharded gtest binaries
     for arg in argv[2:]:
         build, path = arg.split("=", 1)
         try:
@@ -210,6 +213,9 @@ def main(argv):
                     failed.append(f"{label} (skipped)")
                 continue
             run += 1
+            for m in GTEST_CASES.finditer(out):
+                for i in range(3):
+                    gtest_cases[i] += int(m.group(i + 1))
             test_bad = []
             for case, why in case_skips(out):
                 ok = excuse(name, case, expected, cond)
@@ -227,6 +233,9 @@ def main(argv):
     print("== summary")
     print(f"tests run: {run} (in {', '.join(a.split('=', 1)[0] for a in argv[2:])})")
     print(f"passed: {len(passed)}")
+    if any(gtest_cases):
+        print(f"  gtest cases in the sharded tests (tests/gtest_shard.py): {gtest_cases[0]} passed, "
+              f"{gtest_cases[1]} failed, {gtest_cases[2]} skipped")
     print(f"failed: {len(failed)}" + "".join(f"\n  {f}" for f in failed))
     print(f"skipped as expected (tests/expected-skips): {len(skipped_ok)}" +
           "".join(f"\n  {s}" for s in skipped_ok))

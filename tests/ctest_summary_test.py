@@ -142,6 +142,65 @@ class SummaryTest(unittest.TestCase):
         rc, out, _ = self.run_suite({"real_cpu_integration": (script, 0)}, [line.strip()])
         self.assertEqual(rc, 1, out)
 
+    # A stand-in for a gtest binary (tests/gtest_shard.py runs it): prints
+    # gtest's lines for the tests of its shard and writes gtest's JSON; MODE
+    # skip: S.Two skips itself; fail: S.Two fails; crash: exits 134 with no
+    # JSON. Shard i of n holds tests i, i+n, ... of [S.One, S.Two, S.Three].
+    FAKE_GTEST = """\
+        import json, os, sys
+        mode, out = sys.argv[-1], next(a for a in sys.argv if a.startswith("--gtest_output="))
+        i, n = int(os.environ["GTEST_SHARD_INDEX"]), int(os.environ["GTEST_TOTAL_SHARDS"])
+        names = ["One", "Two", "Three"][i::n]
+        if mode == "crash":
+            print("AddressSanitizer: heap-use-after-free"); sys.exit(134)
+        rows = []
+        for t in names:
+            print(f"[ RUN      ] S.{t}")
+            row = {"name": t, "status": "RUN", "result": "COMPLETED"}
+            if t == "Two" and mode == "skip":
+                print("x.cc:1: Skipped"); print("no widget here"); row["result"] = "SKIPPED"
+            if t == "Two" and mode == "fail":
+                print("x.cc:2: Failure"); row["failures"] = [{"failure": "x.cc:2"}]
+            rows.append(row)
+        with open(out.split(":", 1)[1], "w") as f:
+            json.dump({"testsuites": [{"name": "S", "testsuite": rows}]}, f)
+        sys.exit(1 if any("failures" in r for r in rows) else 0)
+        """
+
+    def run_shards(self, mode, shards, expected_lines=()):
+        fake = os.path.join(self.dir, "fake_gtest.py")
+        with open(fake, "w") as f:
+            f.write(f"#!{sys.executable}\n" + textwrap.dedent(self.FAKE_GTEST))
+        os.chmod(fake, 0o755)
+        shard = os.path.join(SRC, "tests", "gtest_shard.py")
+        tests = {f"unit_tests_{i}": (f"{sys.executable} {shard} {fake} {i} {shards} {mode}", "$?")
+                 for i in range(shards)}
+        return self.run_suite(tests, expected_lines)
+
+    def test_gtest_shards_count_their_cases_and_name_their_skips(self):
+        rc, out, _ = self.run_shards("ok", 2)
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(self.last(out), "2 passed, 0 failed, 0 skipped")
+        self.assertIn("gtest cases in the sharded tests (tests/gtest_shard.py): 3 passed, 0 failed, "
+                      "0 skipped", out)
+        rc, out, _ = self.run_shards("skip", 2)  # S.Two: shard 1
+        self.assertEqual(rc, 1, out)
+        self.assertIn("b/unit_tests_1:S.Two: no widget here", out)
+        rc, out, _ = self.run_shards("skip", 2, [f"unit_tests_*:S.Two  {self.true_cond}  why"])
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(self.last(out), "2 passed, 0 failed, 1 skipped")
+
+    def test_a_gtest_shard_that_fails_or_crashes_fails(self):
+        rc, out, _ = self.run_shards("fail", 2)
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(self.last(out), "1 passed, 1 failed, 0 skipped")
+        rc, out, _ = self.run_shards("crash", 1)
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(self.last(out), "0 passed, 1 failed, 0 skipped")
+        # More shards than tests: the empty shard fails.
+        rc, out, _ = self.run_shards("ok", 4)
+        self.assertEqual(self.last(out), "3 passed, 1 failed, 0 skipped")
+
     def test_no_tests_fails(self):
         rc, out, _ = self.run_suite({})
         self.assertEqual(rc, 1, out)
