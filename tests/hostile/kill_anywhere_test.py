@@ -76,7 +76,9 @@ def kill_when_armed(p, fail_path, timeout_s):
 
 
 def wait_offline(p, timeout_s):
-    """Polls the online mask until CPU leaves it or p exits. True if it left."""
+    """Polls the online mask (cpu_online_mask, read without the device lock
+    a cpuN/online read waits for) until CPU leaves it or p exits. True if it
+    left."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and p.poll() is None:
         if CPU not in cpulist(read(f"{SYS}/online")):
@@ -93,14 +95,7 @@ def first_offline_s(binary, d, state):
             "--progress", "never"]
     start = time.monotonic()
     p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    took = None
-    while time.monotonic() - start < 20 and p.poll() is None:
-        # The online mask (cpu_online_mask), read without the device lock
-        # a cpuN/online read waits for.
-        if CPU not in cpulist(read(f"{SYS}/online")):
-            took = time.monotonic() - start
-            break
-        time.sleep(0.002)
+    took = time.monotonic() - start if wait_offline(p, 20) else None
     p.kill()
     p.wait()
     subprocess.run([binary, "restore", "--state-dir", state], capture_output=True)
