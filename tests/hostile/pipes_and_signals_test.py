@@ -69,16 +69,25 @@ class PipesAndSignals(unittest.TestCase):
         self.assertEqual(read(f"{SYS}/online"), self.start, what)
 
     def test_reader_gone_after_200_bytes(self):
+        # 100 writes: the reader is gone after its 200 bytes, a few progress
+        # lines (1 ms apart) into the run, and the run goes on writing into
+        # the closed pipe for every write after that; 400 took 48 s of the
+        # real-CPU lock at ~50 writes/s (issue 27).
+        n = 100
         for attempt in range(3):
             for both in (True, False):
                 what = f"attempt {attempt}, {'stdout and stderr' if both else 'stdout'} closed"
                 with self.subTest(what=what):
-                    p = subprocess.Popen(self.args(), stdout=subprocess.PIPE,
+                    p = subprocess.Popen(self.args(n), stdout=subprocess.PIPE,
                                          stderr=subprocess.STDOUT if both else subprocess.DEVNULL)
                     got = p.stdout.read(200) if both else b""
                     p.stdout.close()  # like head -c 200 exiting
+                    # Still running: its later progress lines meet the closed
+                    # pipe (not a run that had ended before the reader left).
+                    running = p.poll() is None
                     self.assertTrue(not both or len(got) == 200, got)
-                    self.assert_finished(p.wait(timeout=300), what)
+                    self.assert_finished(p.wait(timeout=300), what, n)
+                    self.assertTrue(running, f"{what}: the run had ended before the reader left")
 
     def test_handlers_before_anything_else(self):
         if not shutil.which("strace"):
