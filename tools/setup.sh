@@ -14,7 +14,7 @@
 #                         aside; 49 min with the caches warm):
 #                         the fetch step (beside the builds), then check's
 #                         build and tests, build-o2/ (-O2: guests, 10 M-op soak),
-#                         build-fuzz/ (clang + libFuzzer, 60 s per target) and
+#                         build-fuzz/ (clang + libFuzzer, 30 s per target) and
 #                         build-tsan/ (ThreadSanitizer: the threaded unit tests)
 #   tools/setup.sh fetch  the fetch step alone: every tests/*/fetch, retried
 #   tools/setup.sh packages run|check|test   the packages a tier installs
@@ -92,7 +92,7 @@ launcher=""
 if [ -n "${CCACHE_DIR:-}" ] && command -v ccache >/dev/null; then launcher=ccache; fi
 cmake_args() {  # cmake_args DIR
   local common=(-DCMAKE_C_COMPILER_LAUNCHER="$launcher" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher"
-                -DCPUHP_PYTHON=/usr/bin/python3 -DCPUHP_FUZZ_SECONDS=60
+                -DCPUHP_PYTHON=/usr/bin/python3 -DCPUHP_FUZZ_SECONDS=30
                 -DCPUHP_VM_ROBUST_AMD64=OFF -DCPUHP_VM_ROBUST_CYCLES=200 -DCPUHP_UNITY=ON
                 -DCPUHP_BPF=ON)
   # -g1 (line tables: enough for sanitizer and crash stacks) compiles ~10 %
