@@ -9,9 +9,10 @@
 #                         errors) and every test registered there: unit,
 #                         schema, lint, verdicts, the real-CPU tests, the fuzz
 #                         input replays, the systemd units, this harness
-#   tools/setup.sh test   the full tier (.ci/run; 53 min on a fresh 2-core
-#                         machine, 2026-12-06, the packages' install (271 s)
-#                         aside; 49 min with the caches warm):
+#   tools/setup.sh test   the full tier (.ci/run; 45 min on a fresh, quiet
+#                         2-core machine whose cpu1 hotplugs at ~50 writes/s,
+#                         2026-12-07: 2714 s, packages 110 s, builds 521 s,
+#                         build-asan's tests 401 s, build-o2's 1597 s):
 #                         the fetch step (beside the builds), then check's
 #                         build and tests, build-o2/ (-O2: guests, 10 M-op soak),
 #                         build-fuzz/ (clang + libFuzzer, 30 s per target) and
