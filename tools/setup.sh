@@ -94,7 +94,7 @@ if [ -n "${CCACHE_DIR:-}" ] && command -v ccache >/dev/null; then launcher=ccach
 cmake_args() {  # cmake_args DIR
   local common=(-DCMAKE_C_COMPILER_LAUNCHER="$launcher" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher"
                 -DCPUHP_PYTHON=/usr/bin/python3 -DCPUHP_FUZZ_SECONDS=30
-                -DCPUHP_VM_ROBUST_AMD64=OFF -DCPUHP_VM_ROBUST_CYCLES=200 -DCPUHP_UNITY=ON
+                -DCPUHP_VM_ROBUST_AMD64=OFF -DCPUHP_VM_ROBUST_CYCLES=100 -DCPUHP_UNITY=ON
                 -DCPUHP_BPF=ON)
   # -g1 (line tables: enough for sanitizer and crash stacks) compiles ~10 %
   # faster than -g; test trees are thrown away after the run.

@@ -29,7 +29,7 @@ for spec in $(echo "${cpuhp_tests:-faults_integration}" | tr ',' ' '); do
 	[ "$t" = "$spec" ] || only=$(echo "${spec#*:}" | tr '+' ',')
 	case "$t" in
 	faults_integration) cmd="$S/tests/integration/faults_test.py $B $S" ;;
-	kill_anywhere) cmd="$S/tests/hostile/kill_anywhere_test.py $B ${cpuhp_kills:-50} 1" ;;
+	kill_anywhere) cmd="$S/tests/hostile/kill_anywhere_test.py $B ${cpuhp_kills:-40} 1" ;;
 	hostile_input) cmd="$S/tests/hostile/hostile_input_test.py $B $S" ;;
 	real_cpu_integration) cmd="$S/tests/integration/real_cpu_test.py $B $S" ;;
 	tracepoints_integration) cmd="$S/tests/integration/tracepoints_test.py $B $S" ;;
