@@ -9,10 +9,11 @@
 #                         errors) and every test registered there: unit,
 #                         schema, lint, verdicts, the real-CPU tests, the fuzz
 #                         input replays, the systemd units, this harness
-#   tools/setup.sh test   the full tier (.ci/run; 45 min on a fresh, quiet
+#   tools/setup.sh test   the full tier (.ci/run; 40-49 min on a fresh, quiet
 #                         2-core machine whose cpu1 hotplugs at ~50 writes/s,
-#                         2026-12-07: 2714 s, packages 110 s, builds 521 s,
-#                         build-asan's tests 401 s, build-o2's 1597 s):
+#                         2026-12-07: 2714 s and 2931 s, packages 110/176 s,
+#                         builds and fetch to 631/843 s, build-asan's tests
+#                         401/418 s, build-o2's 1597/1583 s):
 #                         the fetch step (beside the builds), then check's
 #                         build and tests, build-o2/ (-O2: guests, 10 M-op soak),
 #                         build-fuzz/ (clang + libFuzzer, 30 s per target) and
